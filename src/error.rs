@@ -1,0 +1,274 @@
+//! Why a byte string is not a URN, and where.
+//!
+//! An error is a kind plus the byte offset of the first byte that breaks the
+//! grammar: the input up to that offset is still the start of some valid URN
+//! (a *viable prefix*), the input up to and including it is not. When the
+//! input ends too early the offset is the input's length, one past the last
+//! byte. This definition is exact, so the offset never depends on how the
+//! parser happens to be written.
+//!
+//! A non-ASCII byte that breaks the grammar is always reported as
+//! [`ErrorKind::NonAscii`], whatever state the parser is in.
+
+use std::fmt;
+
+use crate::grammar::Grammar;
+
+/// The kinds of grammar violation. [`ErrorKind::as_str`] gives the stable,
+/// kebab-case name used in every output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input does not start with `urn:` (any case).
+    NotUrn,
+    /// Nothing between `urn:` and the next `:`.
+    NidEmpty,
+    /// RFC 8141: a one-character NID.
+    NidTooShort,
+    /// More than 32 NID characters.
+    NidTooLong,
+    /// A NID character outside letters, digits and `-`.
+    NidBadChar,
+    /// The NID starts with `-`.
+    NidLeadingHyphen,
+    /// RFC 8141: the NID ends with `-`.
+    NidTrailingHyphen,
+    /// RFC 2141 §2: the NID `urn` is reserved.
+    NidReservedUrn,
+    /// The NID is not followed by `:`.
+    MissingNssColon,
+    /// Nothing after `urn:NID:` (or a component delimiter right there).
+    NssEmpty,
+    /// A character the NSS may not hold.
+    NssBadChar,
+    /// RFC 8141: the NSS starts with `/`.
+    NssLeadingSlash,
+    /// A `%` not followed by two hex digits.
+    BadPercentEncoding,
+    /// RFC 8141: a `?` in the NSS that starts neither `?+` nor `?=`.
+    LoneQuestionMark,
+    /// RFC 8141: `?+` with no r-component after it.
+    EmptyRComponent,
+    /// RFC 8141: `?=` with no q-component after it.
+    EmptyQComponent,
+    /// RFC 8141: a character an r-, q- or f-component may not hold.
+    ComponentBadChar,
+    /// A byte >= 0x80: URNs are ASCII.
+    NonAscii,
+    /// Longer than [`crate::MAX_URN_LEN`] bytes.
+    TooLong,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 19] = [
+        ErrorKind::NotUrn,
+        ErrorKind::NidEmpty,
+        ErrorKind::NidTooShort,
+        ErrorKind::NidTooLong,
+        ErrorKind::NidBadChar,
+        ErrorKind::NidLeadingHyphen,
+        ErrorKind::NidTrailingHyphen,
+        ErrorKind::NidReservedUrn,
+        ErrorKind::MissingNssColon,
+        ErrorKind::NssEmpty,
+        ErrorKind::NssBadChar,
+        ErrorKind::NssLeadingSlash,
+        ErrorKind::BadPercentEncoding,
+        ErrorKind::LoneQuestionMark,
+        ErrorKind::EmptyRComponent,
+        ErrorKind::EmptyQComponent,
+        ErrorKind::ComponentBadChar,
+        ErrorKind::NonAscii,
+        ErrorKind::TooLong,
+    ];
+
+    /// The stable name, e.g. `nid-too-short`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotUrn => "not-urn",
+            ErrorKind::NidEmpty => "nid-empty",
+            ErrorKind::NidTooShort => "nid-too-short",
+            ErrorKind::NidTooLong => "nid-too-long",
+            ErrorKind::NidBadChar => "nid-bad-char",
+            ErrorKind::NidLeadingHyphen => "nid-leading-hyphen",
+            ErrorKind::NidTrailingHyphen => "nid-trailing-hyphen",
+            ErrorKind::NidReservedUrn => "nid-reserved-urn",
+            ErrorKind::MissingNssColon => "missing-nss-colon",
+            ErrorKind::NssEmpty => "nss-empty",
+            ErrorKind::NssBadChar => "nss-bad-char",
+            ErrorKind::NssLeadingSlash => "nss-leading-slash",
+            ErrorKind::BadPercentEncoding => "bad-percent-encoding",
+            ErrorKind::LoneQuestionMark => "lone-question-mark",
+            ErrorKind::EmptyRComponent => "empty-r-component",
+            ErrorKind::EmptyQComponent => "empty-q-component",
+            ErrorKind::ComponentBadChar => "component-bad-char",
+            ErrorKind::NonAscii => "non-ascii",
+            ErrorKind::TooLong => "too-long",
+        }
+    }
+
+    /// The kind whose [`as_str`](Self::as_str) is `name`.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    fn describe(self, grammar: Grammar) -> &'static str {
+        let rfc2141 = grammar == Grammar::Rfc2141;
+        match self {
+            ErrorKind::NotUrn => "does not start with \"urn:\"",
+            ErrorKind::NidEmpty => "the namespace identifier (NID) is empty",
+            ErrorKind::NidTooShort => "the NID must be 2 to 32 characters long (RFC 8141 §2)",
+            ErrorKind::NidTooLong if rfc2141 => "the NID must be 1 to 32 characters long (RFC 2141 §2)",
+            ErrorKind::NidTooLong => "the NID must be 2 to 32 characters long (RFC 8141 §2)",
+            ErrorKind::NidBadChar => "the NID may hold only ASCII letters, digits and \"-\"",
+            ErrorKind::NidLeadingHyphen => "the NID must start with a letter or digit",
+            ErrorKind::NidTrailingHyphen => "the NID must end with a letter or digit (RFC 8141 §2)",
+            ErrorKind::NidReservedUrn => "the NID \"urn\" is reserved (RFC 2141 §2)",
+            ErrorKind::MissingNssColon => "the NID must be followed by \":\" and the NSS",
+            ErrorKind::NssEmpty => "the namespace-specific string (NSS) is empty",
+            ErrorKind::NssBadChar if rfc2141 => "character not allowed in the NSS (RFC 2141 §2.2)",
+            ErrorKind::NssBadChar => "character not allowed in the NSS (RFC 8141 §2: pchar or \"/\")",
+            ErrorKind::NssLeadingSlash => "the NSS must not start with \"/\" (RFC 8141 §2)",
+            ErrorKind::BadPercentEncoding => "\"%\" must be followed by two hex digits",
+            ErrorKind::LoneQuestionMark => "\"?\" in the NSS must start \"?+\" or \"?=\" (RFC 8141 §2)",
+            ErrorKind::EmptyRComponent => "\"?+\" must be followed by a non-empty r-component",
+            ErrorKind::EmptyQComponent => "\"?=\" must be followed by a non-empty q-component",
+            ErrorKind::ComponentBadChar => "character not allowed in an r-, q- or f-component",
+            ErrorKind::NonAscii => "non-ASCII byte: URNs are ASCII (percent-encode it)",
+            ErrorKind::TooLong => "longer than the maximum URN length urnscan accepts",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A grammar violation: what and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UrnError {
+    kind: ErrorKind,
+    offset: usize,
+    grammar: Grammar,
+}
+
+impl UrnError {
+    pub(crate) fn new(kind: ErrorKind, offset: usize, grammar: Grammar) -> UrnError {
+        UrnError { kind, offset, grammar }
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Byte offset of the first byte that breaks the grammar (the input's
+    /// length when the input ends too early).
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The grammar the input was judged by.
+    pub fn grammar(&self) -> Grammar {
+        self.grammar
+    }
+
+    /// One-line human description, e.g. `nid-too-short at byte 5: the NID
+    /// must be 2 to 32 characters long (RFC 8141 §2)`.
+    pub fn message(&self) -> String {
+        format!("{} at byte {}: {}", self.kind, self.offset, self.kind.describe(self.grammar))
+    }
+
+    /// The message, then the input (lossily decoded, control bytes shown as
+    /// `.`) with a caret under the offending byte. Long inputs are cut to a
+    /// window around the offset so the caret stays on screen.
+    pub fn render(&self, input: &[u8]) -> String {
+        const WINDOW: usize = 60;
+        let start = self.offset.saturating_sub(WINDOW);
+        let end = (self.offset + WINDOW).min(input.len());
+        let start = start.min(end);
+        let mut line = String::new();
+        let mut caret_col = 0;
+        if start > 0 {
+            line.push_str("...");
+        }
+        for (i, &b) in input[start..end].iter().enumerate() {
+            if start + i == self.offset {
+                caret_col = line.chars().count();
+            }
+            line.push(printable(b));
+        }
+        if self.offset >= end {
+            caret_col = line.chars().count();
+        }
+        if end < input.len() {
+            line.push_str("...");
+        }
+        format!("{}\n  {}\n  {}^", self.message(), line, " ".repeat(caret_col))
+    }
+}
+
+/// One column per byte, so the caret lines up whatever the input holds.
+fn printable(b: u8) -> char {
+    match b {
+        0x20..=0x7e => b as char,
+        0x80..=0xff => '\u{FFFD}',
+        _ => '.',
+    }
+}
+
+impl fmt::Display for UrnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for UrnError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for k in ErrorKind::ALL {
+            assert!(seen.insert(k.as_str()));
+            assert_eq!(ErrorKind::from_name(k.as_str()), Some(k));
+        }
+    }
+
+    #[test]
+    fn caret_points_at_offset() {
+        let e = UrnError::new(ErrorKind::NidBadChar, 5, Grammar::Rfc8141);
+        let r = e.render(b"urn:a_b:c");
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines[1], "  urn:a_b:c");
+        assert_eq!(lines[2], "       ^");
+    }
+
+    #[test]
+    fn caret_past_end_and_on_non_ascii() {
+        let e = UrnError::new(ErrorKind::MissingNssColon, 8, Grammar::Rfc8141);
+        assert!(e.render(b"urn:isbn").ends_with("\n  urn:isbn\n          ^"));
+        let e = UrnError::new(ErrorKind::NonAscii, 7, Grammar::Rfc8141);
+        let r = e.render("urn:ab:é".as_bytes());
+        assert!(r.ends_with("  urn:ab:\u{FFFD}\u{FFFD}\n         ^"), "{r}");
+    }
+
+    #[test]
+    fn long_input_is_windowed() {
+        let mut input = b"urn:ab:".to_vec();
+        input.extend(std::iter::repeat(b'x').take(500));
+        input.push(b'^');
+        input.extend(std::iter::repeat(b'y').take(500));
+        let e = UrnError::new(ErrorKind::NssBadChar, 507, Grammar::Rfc8141);
+        let r = e.render(&input);
+        let lines: Vec<&str> = r.lines().collect();
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(lines[1].as_bytes()[caret], b'^');
+    }
+}

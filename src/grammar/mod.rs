@@ -1,0 +1,346 @@
+//! The URN grammars: RFC 8141 (default) and RFC 2141 (legacy).
+//!
+//! One forward walk over the bytes decides everything. It stops at the first
+//! byte that breaks the grammar and remembers the last position at which the
+//! bytes seen so far formed a complete URN. That gives both answers the
+//! crate needs from a single pass:
+//!
+//! - [`parse`]: is the whole input a URN? (`check`, `dedup`)
+//! - [`parse_prefix`]: what is the longest prefix that is a URN? (the
+//!   scanner, which finds URNs in running text)
+//!
+//! Every byte costs one lookup in the tables of [`class`]; runs of ordinary
+//! NSS characters go through a tight loop, and only `%`, `?`, `#` and the end
+//! take the slow path. Nothing is allocated: the result is a [`Urn`] that
+//! borrows the input and records where its parts are.
+//!
+//! The ambiguous corners are settled as follows (see `README.md`):
+//! the first `?=` ends an r-component; under RFC 2141 the NID is 1–32
+//! characters and may end in `-`, and the NID `urn` is invalid; under
+//! RFC 8141 the NID `urn` is valid syntax (classed as reserved).
+
+pub mod class;
+
+use crate::error::{ErrorKind, UrnError};
+use crate::urn::{Parts, Urn};
+use class::{is, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
+
+/// The longest URN urnscan accepts, in bytes. Real URNs are far shorter; the
+/// limit bounds the work spent on one candidate in hostile input (a
+/// megabyte of NSS characters) and how far a scanning chunk reads past its
+/// end. A longer URN is rejected as [`ErrorKind::TooLong`].
+pub const MAX_URN_LEN: usize = 8192;
+
+/// Which specification a URN is judged by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Grammar {
+    /// RFC 8141 (2017): NID of 2–32 characters, NSS of `pchar` and `/`,
+    /// optional r-, q- and f-components.
+    #[default]
+    Rfc8141,
+    /// RFC 2141 (1997): NID of 1–32 characters, NSS of `<trans>` and
+    /// `%`-escapes, no components (`/`, `?`, `#` are plain NSS characters).
+    Rfc2141,
+}
+
+impl Grammar {
+    /// `"rfc8141"` or `"rfc2141"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grammar::Rfc8141 => "rfc8141",
+            Grammar::Rfc2141 => "rfc2141",
+        }
+    }
+}
+
+/// Parses the whole of `input` as a URN.
+///
+/// ```
+/// use urnscan::{parse, Grammar};
+/// let urn = parse(b"URN:ISBN:0451450523?=lang=en#p3", Grammar::Rfc8141).unwrap();
+/// assert_eq!(urn.nid(), "ISBN");
+/// assert_eq!(urn.q_component(), Some("lang=en"));
+/// assert_eq!(urn.key(), "urn:isbn:0451450523");
+/// let err = parse(b"urn:a:b", Grammar::Rfc8141).unwrap_err();
+/// assert_eq!(err.kind().as_str(), "nid-too-short");
+/// assert_eq!(err.offset(), 5);
+/// ```
+pub fn parse(input: &[u8], grammar: Grammar) -> Result<Urn<'_>, UrnError> {
+    let walk = walk(input, grammar);
+    match (walk.error, walk.accept) {
+        (None, Some(parts)) => Ok(Urn::from_parts(input, grammar, parts)),
+        (Some(e), _) => Err(e),
+        // A walk that ends without error always ends accepting.
+        (None, None) => Err(UrnError::new(ErrorKind::NotUrn, 0, grammar)),
+    }
+}
+
+/// Parses the longest prefix of `input` that is a URN.
+///
+/// The error, when there is no such prefix, is the one [`parse`] gives for
+/// the whole input. A URN that runs past [`MAX_URN_LEN`] is
+/// [`ErrorKind::TooLong`] even though a shorter prefix would be valid.
+///
+/// ```
+/// use urnscan::{parse_prefix, Grammar};
+/// let urn = parse_prefix(b"urn:ietf:rfc:8141 is the spec", Grammar::Rfc8141).unwrap();
+/// assert_eq!(urn.as_str(), "urn:ietf:rfc:8141");
+/// ```
+pub fn parse_prefix(input: &[u8], grammar: Grammar) -> Result<Urn<'_>, UrnError> {
+    let walk = walk(input, grammar);
+    match (walk.error, walk.accept) {
+        (Some(e), _) if e.kind() == ErrorKind::TooLong => Err(e),
+        (_, Some(parts)) => Ok(Urn::from_parts(input, grammar, parts)),
+        (Some(e), None) => Err(e),
+        (None, None) => Err(UrnError::new(ErrorKind::NotUrn, 0, grammar)),
+    }
+}
+
+struct Walk {
+    /// The parts of the longest valid prefix seen, if any.
+    accept: Option<Parts>,
+    /// The first violation; `None` when the whole input is a URN.
+    error: Option<UrnError>,
+}
+
+fn walk(input: &[u8], grammar: Grammar) -> Walk {
+    // One byte past the limit is enough to tell "too long" from "ends here".
+    let hay = &input[..input.len().min(MAX_URN_LEN + 1)];
+    let mut walker = Walker { hay, grammar, parts: Parts::default(), accept: None };
+    let result = walker.run();
+    let ran_out = match &result {
+        Ok(()) => true,
+        Err(e) => e.offset() >= hay.len(),
+    };
+    let error = if input.len() > MAX_URN_LEN && ran_out {
+        Some(UrnError::new(ErrorKind::TooLong, MAX_URN_LEN, grammar))
+    } else {
+        result.err()
+    };
+    Walk { accept: walker.accept, error }
+}
+
+type Step = Result<(), UrnError>;
+
+struct Walker<'a> {
+    hay: &'a [u8],
+    grammar: Grammar,
+    /// The parts found so far.
+    parts: Parts,
+    /// A copy of `parts` at the last accepting position.
+    accept: Option<Parts>,
+}
+
+impl Walker<'_> {
+    fn run(&mut self) -> Step {
+        self.scheme()?;
+        let nss_start = self.nid()?;
+        match self.grammar {
+            Grammar::Rfc8141 => self.nss_8141(nss_start),
+            Grammar::Rfc2141 => self.nss_2141(nss_start),
+        }
+    }
+
+    fn fail(&self, kind: ErrorKind, at: usize) -> Step {
+        Err(UrnError::new(kind, at, self.grammar))
+    }
+
+    /// A byte that is not allowed where it stands: `kind`, unless it is
+    /// non-ASCII, which always reports as such.
+    fn bad_byte(&self, kind: ErrorKind, at: usize) -> Step {
+        match self.hay.get(at) {
+            Some(&b) if b >= 0x80 => self.fail(ErrorKind::NonAscii, at),
+            _ => self.fail(kind, at),
+        }
+    }
+
+    /// Records that `hay[..end]` is a complete URN with the current parts.
+    fn accept(&mut self, end: usize) {
+        self.parts.end = end;
+        self.accept = Some(self.parts);
+    }
+
+    fn scheme(&self) -> Step {
+        for (i, &want) in b"urn:".iter().enumerate() {
+            match self.hay.get(i) {
+                Some(b) if b.to_ascii_lowercase() == want => {}
+                _ => return self.bad_byte(ErrorKind::NotUrn, i),
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks the NID and its closing ":"; returns where the NSS starts.
+    fn nid(&mut self) -> Result<usize, UrnError> {
+        const START: usize = 4;
+        let mut i = START;
+        while let Some(&b) = self.hay.get(i) {
+            if !is(b, LDH) {
+                break;
+            }
+            if i == START && b == b'-' {
+                self.fail(ErrorKind::NidLeadingHyphen, i)?;
+            }
+            if i - START == 32 {
+                self.fail(ErrorKind::NidTooLong, i)?;
+            }
+            i += 1;
+        }
+        match self.hay.get(i) {
+            None | Some(b':') => {}
+            Some(_) => self.bad_byte(ErrorKind::NidBadChar, i)?,
+        }
+        let nid = &self.hay[START..i];
+        let rfc8141 = self.grammar == Grammar::Rfc8141;
+        if nid.is_empty() {
+            self.fail(ErrorKind::NidEmpty, i)?;
+        } else if rfc8141 && nid.len() == 1 {
+            self.fail(ErrorKind::NidTooShort, i)?;
+        } else if rfc8141 && nid.ends_with(b"-") {
+            self.fail(ErrorKind::NidTrailingHyphen, i)?;
+        } else if !rfc8141 && nid.eq_ignore_ascii_case(b"urn") {
+            self.fail(ErrorKind::NidReservedUrn, i)?;
+        }
+        if i == self.hay.len() {
+            self.fail(ErrorKind::MissingNssColon, i)?;
+        }
+        self.parts.nid_end = i;
+        Ok(i + 1)
+    }
+
+    /// Checks the escape `%HH` at `at`; returns the index after it.
+    fn percent(&self, at: usize) -> Result<usize, UrnError> {
+        for i in at + 1..at + 3 {
+            match self.hay.get(i) {
+                Some(&b) if is(b, HEX) => {}
+                _ => self.bad_byte(ErrorKind::BadPercentEncoding, i)?,
+            }
+        }
+        Ok(at + 3)
+    }
+
+    /// The first character of an NSS or r-/q-component: `pchar`.
+    fn first_pchar(&self, at: usize, kind: ErrorKind) -> Result<usize, UrnError> {
+        match self.hay.get(at) {
+            Some(b'%') => self.percent(at),
+            Some(&b) if is(b, PCHAR) => Ok(at + 1),
+            _ => self.bad_byte(kind, at).map(|()| at),
+        }
+    }
+
+    /// Index of the first byte at or after `i` that is not in `class`.
+    #[inline(always)]
+    fn skip(&self, mut i: usize, class: u8) -> usize {
+        while i < self.hay.len() && is(self.hay[i], class) {
+            i += 1;
+        }
+        i
+    }
+
+    fn nss_8141(&mut self, start: usize) -> Step {
+        let mut i = match self.hay.get(start) {
+            None | Some(b'?') | Some(b'#') => return self.fail(ErrorKind::NssEmpty, start),
+            Some(b'/') => return self.fail(ErrorKind::NssLeadingSlash, start),
+            Some(_) => self.first_pchar(start, ErrorKind::NssBadChar)?,
+        };
+        loop {
+            i = self.skip(i, NSS_TAIL);
+            self.parts.nss_end = i;
+            self.accept(i);
+            match self.hay.get(i) {
+                None => return Ok(()),
+                Some(b'%') => i = self.percent(i)?,
+                Some(b'?') => {
+                    return match self.hay.get(i + 1) {
+                        Some(b'+') => self.r_component(i + 2),
+                        Some(b'=') => self.q_component(i + 2),
+                        _ => self.bad_byte(ErrorKind::LoneQuestionMark, i + 1),
+                    }
+                }
+                Some(b'#') => return self.f_component(i + 1),
+                Some(_) => return self.bad_byte(ErrorKind::NssBadChar, i),
+            }
+        }
+    }
+
+    fn r_component(&mut self, start: usize) -> Step {
+        let mut i = match self.hay.get(start) {
+            None | Some(b'#') | Some(b'?') => return self.fail(ErrorKind::EmptyRComponent, start),
+            Some(_) => self.first_pchar(start, ErrorKind::ComponentBadChar)?,
+        };
+        loop {
+            i = self.skip(i, NSS_TAIL);
+            self.parts.r = Some((start, i));
+            self.accept(i);
+            match self.hay.get(i) {
+                None => return Ok(()),
+                Some(b'%') => i = self.percent(i)?,
+                // The first "?=" ends the r-component (RFC 8141 §2.3.1).
+                Some(b'?') if self.hay.get(i + 1) == Some(&b'=') => {
+                    // "...?" alone is still a valid r-component.
+                    self.parts.r = Some((start, i + 1));
+                    self.accept(i + 1);
+                    self.parts.r = Some((start, i));
+                    return self.q_component(i + 2);
+                }
+                Some(b'?') => i += 1,
+                Some(b'#') => return self.f_component(i + 1),
+                Some(_) => return self.bad_byte(ErrorKind::ComponentBadChar, i),
+            }
+        }
+    }
+
+    fn q_component(&mut self, start: usize) -> Step {
+        let mut i = match self.hay.get(start) {
+            None | Some(b'#') => return self.fail(ErrorKind::EmptyQComponent, start),
+            Some(_) => self.first_pchar(start, ErrorKind::ComponentBadChar)?,
+        };
+        loop {
+            i = self.skip(i, FRAG);
+            self.parts.q = Some((start, i));
+            self.accept(i);
+            match self.hay.get(i) {
+                None => return Ok(()),
+                Some(b'%') => i = self.percent(i)?,
+                Some(b'#') => return self.f_component(i + 1),
+                Some(_) => return self.bad_byte(ErrorKind::ComponentBadChar, i),
+            }
+        }
+    }
+
+    fn f_component(&mut self, start: usize) -> Step {
+        let mut i = start;
+        loop {
+            i = self.skip(i, FRAG);
+            self.parts.f = Some(start);
+            self.accept(i);
+            match self.hay.get(i) {
+                None => return Ok(()),
+                Some(b'%') => i = self.percent(i)?,
+                Some(_) => return self.bad_byte(ErrorKind::ComponentBadChar, i),
+            }
+        }
+    }
+
+    fn nss_2141(&mut self, start: usize) -> Step {
+        let mut i = start;
+        if self.hay.get(i).is_none() {
+            return self.fail(ErrorKind::NssEmpty, i);
+        }
+        loop {
+            i = self.skip(i, TRANS);
+            if i > start {
+                self.parts.nss_end = i;
+                self.accept(i);
+            }
+            match self.hay.get(i) {
+                None => return Ok(()),
+                Some(b'%') => i = self.percent(i)?,
+                Some(_) => return self.bad_byte(ErrorKind::NssBadChar, i),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

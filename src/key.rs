@@ -1,0 +1,91 @@
+//! URN-equivalence keys (RFC 8141 §3; RFC 2141 §5).
+//!
+//! Two URNs are equivalent when their keys are equal. The key is `urn:`,
+//! the NID in lower case, `:`, then the NSS with the two hex digits of every
+//! percent-encoding in upper case. Nothing is decoded (`%2C` and `,` stay
+//! different), and r-, q- and f-components play no part.
+//!
+//! Most URNs in the wild are already written in key form, so the check comes
+//! first and the common case returns the input slice itself: no allocation.
+
+use std::borrow::Cow;
+
+/// The key of `name` (`urn:NID:NSS`, already validated, no components;
+/// `nid_end` is the index of the ":" after the NID).
+pub(crate) fn key_bytes(name: &[u8], nid_end: usize) -> Cow<'_, [u8]> {
+    if is_key_form(name, nid_end) {
+        Cow::Borrowed(name)
+    } else {
+        let mut out = Vec::with_capacity(name.len());
+        write_normalized(name, nid_end, &mut out);
+        Cow::Owned(out)
+    }
+}
+
+/// Appends the key of `name` to `out`.
+pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
+    if is_key_form(name, nid_end) {
+        out.extend_from_slice(name);
+    } else {
+        write_normalized(name, nid_end, out);
+    }
+}
+
+fn is_key_form(name: &[u8], nid_end: usize) -> bool {
+    let nss = &name[nid_end + 1..];
+    name.starts_with(b"urn:")
+        && !name[4..nid_end].iter().any(u8::is_ascii_uppercase)
+        && memchr::memchr_iter(b'%', nss).all(|p| !has_lower_hex(&nss[p + 1..p + 3]))
+}
+
+fn has_lower_hex(digits: &[u8]) -> bool {
+    digits.iter().any(|b| matches!(b, b'a'..=b'f'))
+}
+
+fn write_normalized(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"urn:");
+    out.extend(name[4..nid_end].iter().map(u8::to_ascii_lowercase));
+    out.push(b':');
+    let nss = &name[nid_end + 1..];
+    let mut last = 0;
+    for p in memchr::memchr_iter(b'%', nss) {
+        out.extend_from_slice(&nss[last..=p]);
+        out.extend(nss[p + 1..p + 3].iter().map(u8::to_ascii_uppercase));
+        last = p + 3;
+    }
+    out.extend_from_slice(&nss[last..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse, Grammar};
+    use std::borrow::Cow;
+
+    fn key(s: &str) -> String {
+        parse(s.as_bytes(), Grammar::Rfc8141).unwrap().key().into_owned()
+    }
+
+    #[test]
+    fn key_form_is_borrowed() {
+        let urn = parse(b"urn:isbn:0451450523?+r#f", Grammar::Rfc8141).unwrap();
+        assert!(matches!(urn.key(), Cow::Borrowed("urn:isbn:0451450523")));
+        let urn = parse(b"urn:ex:a%2Cb", Grammar::Rfc8141).unwrap();
+        assert!(matches!(urn.key(), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn normalises_scheme_nid_and_hex_only() {
+        assert_eq!(key("URN:EXAMPLE:A%2cB%3a"), "urn:example:A%2CB%3A");
+        // "%" escapes are never decoded, and NSS letters keep their case.
+        assert_eq!(key("urn:example:%41"), "urn:example:%41");
+        assert_ne!(key("urn:example:%41"), key("urn:example:A"));
+        assert_ne!(key("urn:example:a"), key("urn:example:A"));
+    }
+
+    #[test]
+    fn write_key_appends() {
+        let mut buf = b"x".to_vec();
+        parse(b"Urn:Ab:c%2f", Grammar::Rfc8141).unwrap().write_key(&mut buf);
+        assert_eq!(buf, b"xurn:ab:c%2F");
+    }
+}

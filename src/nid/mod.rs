@@ -1,0 +1,157 @@
+//! NID classes (RFC 8141 §5).
+//!
+//! The IANA registry of URN namespaces is compiled into the binary
+//! (`iana-urn-namespaces.tsv`, a copy of the registry dated in its header),
+//! so classification needs no file at run time. The registry is small (about
+//! a hundred names) and classification runs once per distinct NID in reports,
+//! so a linear scan over the embedded text is fast enough and keeps the crate
+//! free of global state.
+
+use std::fmt;
+
+/// The embedded IANA registry: `nid<TAB>reference<TAB>kind<TAB>registered`.
+pub const IANA_REGISTRY_TSV: &str = include_str!("iana-urn-namespaces.tsv");
+
+/// What kind of namespace a NID names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NidClass {
+    /// Registered with IANA as a formal namespace (RFC 8141 §5.1).
+    Formal,
+    /// `urn-` followed by a number without leading zero (RFC 8141 §5.2),
+    /// registered or not.
+    Informal,
+    /// Set aside by RFC 8141 §5.1: NIDs of one or two characters, anything
+    /// starting with two letters and "-" (country codes, "xn--"), "urn-"
+    /// that is not an informal NID, and "urn" itself.
+    Reserved,
+    /// "x-" prefix: the experimental namespaces of RFC 3406, removed by
+    /// RFC 8141 Appendix B.
+    Experimental,
+    /// Valid syntax, but none of the above.
+    Unregistered,
+}
+
+impl NidClass {
+    /// `formal`, `informal`, `reserved`, `experimental` or `unregistered`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NidClass::Formal => "formal",
+            NidClass::Informal => "informal",
+            NidClass::Reserved => "reserved",
+            NidClass::Experimental => "experimental",
+            NidClass::Unregistered => "unregistered",
+        }
+    }
+}
+
+impl fmt::Display for NidClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Classifies a NID (any case). The NID is assumed to be valid syntax.
+///
+/// ```
+/// use urnscan::{classify_nid, NidClass};
+/// assert_eq!(classify_nid(b"ISBN"), NidClass::Formal);
+/// assert_eq!(classify_nid(b"urn-7"), NidClass::Informal);
+/// assert_eq!(classify_nid(b"xn--abc"), NidClass::Reserved);
+/// assert_eq!(classify_nid(b"x-foo"), NidClass::Experimental);
+/// assert_eq!(classify_nid(b"acme"), NidClass::Unregistered);
+/// ```
+pub fn classify(nid: &[u8]) -> NidClass {
+    if registry_kind(nid) == Some("formal") {
+        NidClass::Formal
+    } else if is_informal(nid) {
+        NidClass::Informal
+    } else if is_reserved(nid) {
+        NidClass::Reserved
+    } else if starts_with_ignore_case(nid, b"x-") {
+        NidClass::Experimental
+    } else {
+        NidClass::Unregistered
+    }
+}
+
+/// The registry's `kind` column for `nid`, if IANA lists it.
+pub fn registry_kind(nid: &[u8]) -> Option<&'static str> {
+    registry().find(|(name, _)| name.as_bytes().eq_ignore_ascii_case(nid)).map(|(_, kind)| kind)
+}
+
+/// Every `(nid, kind)` of the embedded registry.
+pub fn registry() -> impl Iterator<Item = (&'static str, &'static str)> {
+    IANA_REGISTRY_TSV.lines().filter(|l| !l.starts_with('#')).skip(1).filter_map(|line| {
+        let mut cols = line.split('\t');
+        let nid = cols.next()?;
+        let kind = cols.nth(1)?;
+        Some((nid, kind))
+    })
+}
+
+/// `"urn-" Number`, `Number = DigitNonZero *Digit` (RFC 8141 §5.2).
+fn is_informal(nid: &[u8]) -> bool {
+    match strip_prefix_ignore_case(nid, b"urn-") {
+        Some([first, rest @ ..]) => matches!(first, b'1'..=b'9') && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
+fn is_reserved(nid: &[u8]) -> bool {
+    let country_code_shape = nid.len() >= 3 && nid[..2].iter().all(u8::is_ascii_alphabetic) && nid[2] == b'-';
+    nid.len() <= 2 || country_code_shape || nid.eq_ignore_ascii_case(b"urn") || starts_with_ignore_case(nid, b"urn-")
+}
+
+fn strip_prefix_ignore_case<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    starts_with_ignore_case(s, prefix).then(|| &s[prefix.len()..])
+}
+
+fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_embedded_and_parsed() {
+        let all: Vec<_> = registry().collect();
+        assert!(all.len() > 100, "{}", all.len());
+        assert!(all.iter().all(|(_, kind)| *kind == "formal" || *kind == "informal"));
+        assert_eq!(registry_kind(b"IETF"), Some("formal"));
+        assert_eq!(registry_kind(b"urn-7"), Some("informal"));
+        assert_eq!(registry_kind(b"nid"), None);
+    }
+
+    #[test]
+    fn classes_follow_rfc8141_section5() {
+        let cases: &[(&[u8], NidClass)] = &[
+            (b"ietf", NidClass::Formal),
+            (b"UUID", NidClass::Formal),
+            (b"3gpp", NidClass::Formal),
+            (b"urn-1", NidClass::Informal),
+            (b"urn-8", NidClass::Informal),
+            (b"urn-1234", NidClass::Informal), // not registered, still the informal shape
+            (b"URN-10", NidClass::Informal),
+            (b"urn-0", NidClass::Reserved),
+            (b"urn-01", NidClass::Reserved),
+            (b"urn-x", NidClass::Reserved),
+            (b"urn", NidClass::Reserved),
+            (b"ab", NidClass::Reserved),
+            (b"a", NidClass::Reserved),
+            (b"de-", NidClass::Reserved),
+            (b"de-bund", NidClass::Reserved),
+            (b"xn--abc", NidClass::Reserved),
+            (b"XN--abc", NidClass::Reserved),
+            (b"x-foo", NidClass::Experimental),
+            (b"X-Foo", NidClass::Experimental),
+            (b"1a-b", NidClass::Unregistered),
+            (b"example-x", NidClass::Unregistered),
+            (b"acme", NidClass::Unregistered),
+        ];
+        for (nid, class) in cases {
+            assert_eq!(classify(nid), *class, "{}", String::from_utf8_lossy(nid));
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! [`Urn`]: a parsed URN that borrows its input.
+//!
+//! The parser records only offsets, so a `Urn` is a slice and a handful of
+//! integers: parsing allocates nothing, and every accessor is a sub-slice.
+//! Because a valid URN is ASCII, the parts are handed out as `&str`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+
+use crate::error::UrnError;
+use crate::grammar::{self, Grammar};
+use crate::key;
+use crate::nid::{self, NidClass};
+
+/// Where the parts of a URN are, as byte offsets into its text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Parts {
+    /// Index of the ":" that ends the NID (the NID is `4..nid_end`).
+    pub nid_end: usize,
+    /// End of the NSS (it starts at `nid_end + 1`).
+    pub nss_end: usize,
+    /// r-component, without its "?+".
+    pub r: Option<(usize, usize)>,
+    /// q-component, without its "?=".
+    pub q: Option<(usize, usize)>,
+    /// Start of the f-component, after its "#"; it runs to `end`.
+    pub f: Option<usize>,
+    /// End of the URN.
+    pub end: usize,
+}
+
+/// A valid URN, borrowed from the input it was parsed from.
+///
+/// `Display` writes the input exactly as it was (no normalisation); use
+/// [`Urn::key`] for the RFC 8141 equivalence key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Urn<'a> {
+    text: &'a [u8],
+    grammar: Grammar,
+    parts: Parts,
+}
+
+impl<'a> Urn<'a> {
+    pub(crate) fn from_parts(input: &'a [u8], grammar: Grammar, parts: Parts) -> Urn<'a> {
+        Urn { text: &input[..parts.end], grammar, parts }
+    }
+
+    /// Parses the whole of `input` under `grammar`; see [`grammar::parse`].
+    pub fn parse(input: &'a [u8], grammar: Grammar) -> Result<Urn<'a>, UrnError> {
+        grammar::parse(input, grammar)
+    }
+
+    /// The URN's text, exactly as in the input.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.text
+    }
+
+    /// The URN's text, exactly as in the input.
+    pub fn as_str(&self) -> &'a str {
+        ascii(self.text)
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Always false: a URN has at least `urn:NID:X`.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The grammar it was validated against.
+    pub fn grammar(&self) -> Grammar {
+        self.grammar
+    }
+
+    /// The scheme as written (`urn`, `URN`, `Urn`, ...).
+    pub fn scheme(&self) -> &'a str {
+        ascii(&self.text[..3])
+    }
+
+    /// The namespace identifier as written.
+    pub fn nid(&self) -> &'a str {
+        ascii(&self.text[self.nid_range()])
+    }
+
+    /// Byte range of the NID.
+    pub fn nid_range(&self) -> Range<usize> {
+        4..self.parts.nid_end
+    }
+
+    /// The namespace-specific string as written. Under RFC 2141 it runs to
+    /// the end; under RFC 8141 it stops before "?+", "?=" or "#".
+    pub fn nss(&self) -> &'a str {
+        ascii(&self.text[self.nss_range()])
+    }
+
+    /// Byte range of the NSS.
+    pub fn nss_range(&self) -> Range<usize> {
+        self.parts.nid_end + 1..self.parts.nss_end
+    }
+
+    /// `urn:NID:NSS` as written, without r-, q- and f-components.
+    pub fn assigned_name(&self) -> &'a str {
+        ascii(&self.text[..self.parts.nss_end])
+    }
+
+    /// Byte range of the r-component, without its "?+".
+    pub fn r_range(&self) -> Option<Range<usize>> {
+        self.parts.r.map(|(s, e)| s..e)
+    }
+
+    /// The r-component, without its "?+" (RFC 8141 only).
+    pub fn r_component(&self) -> Option<&'a str> {
+        self.r_range().map(|r| ascii(&self.text[r]))
+    }
+
+    /// Byte range of the q-component, without its "?=".
+    pub fn q_range(&self) -> Option<Range<usize>> {
+        self.parts.q.map(|(s, e)| s..e)
+    }
+
+    /// The q-component, without its "?=" (RFC 8141 only).
+    pub fn q_component(&self) -> Option<&'a str> {
+        self.q_range().map(|r| ascii(&self.text[r]))
+    }
+
+    /// Byte range of the f-component, without its "#" (may be empty).
+    pub fn f_range(&self) -> Option<Range<usize>> {
+        self.parts.f.map(|s| s..self.text.len())
+    }
+
+    /// The f-component, without its "#" (RFC 8141 only). `Some("")` for a
+    /// URN ending in "#".
+    pub fn f_component(&self) -> Option<&'a str> {
+        self.f_range().map(|r| ascii(&self.text[r]))
+    }
+
+    /// The URN-equivalence key (RFC 8141 §3, RFC 2141 §5): `urn:`, the NID
+    /// lower-cased, `:`, the NSS with the hex digits of its percent-encodings
+    /// upper-cased; components dropped; nothing decoded. Borrowed from the
+    /// input when the input is already in that form.
+    pub fn key(&self) -> Cow<'a, str> {
+        match key::key_bytes(&self.text[..self.parts.nss_end], self.parts.nid_end) {
+            Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),
+            Cow::Owned(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
+        }
+    }
+
+    /// Appends the equivalence key to `out`: the allocation-free form of
+    /// [`Urn::key`] for callers that reuse a buffer.
+    pub fn write_key(&self, out: &mut Vec<u8>) {
+        key::write_key(&self.text[..self.parts.nss_end], self.parts.nid_end, out)
+    }
+
+    /// The NID's class under RFC 8141 §5.
+    pub fn nid_class(&self) -> NidClass {
+        nid::classify(self.nid().as_bytes())
+    }
+}
+
+/// Bytes the grammar has checked to be ASCII.
+fn ascii(bytes: &[u8]) -> &str {
+    // Cannot fail: every byte of a parsed URN is < 0x80.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+impl fmt::Display for Urn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Urn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Urn")
+            .field("text", &self.as_str())
+            .field("nid", &self.nid())
+            .field("nss", &self.nss())
+            .field("r", &self.r_component())
+            .field("q", &self.q_component())
+            .field("f", &self.f_component())
+            .finish()
+    }
+}
