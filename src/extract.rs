@@ -1,0 +1,165 @@
+//! From a candidate to a URN: where does a URN end in running text?
+//!
+//! Given the position of a candidate `urn:`, [`extract`] applies the rules
+//! in order:
+//!
+//! 1. the longest prefix that is a valid URN under the chosen grammar;
+//! 2. after an apostrophe (`xmlns='urn:...'`), the URN ends before the next
+//!    apostrophe;
+//! 3. unless trimming is off, trailing sentence punctuation is dropped
+//!    (`.` `,` `;` `:` `!` `?` `'`, and `)` while the URN holds more `)`
+//!    than `(`), then the longest valid prefix is taken again so that a
+//!    dangling `?+`, `?=` or `#` goes too. Trimming never enters
+//!    `urn:NID:`; when no NSS is left the candidate yields nothing.
+//!
+//! Rule 4 (matches never overlap) belongs to the caller, which resumes after
+//! the URN returned here. A candidate that yields nothing reports the error
+//! `check` gives for the longest attempt.
+
+use crate::error::{ErrorKind, UrnError};
+use crate::grammar::{parse_prefix, Grammar, MAX_URN_LEN};
+use crate::urn::Urn;
+
+/// How URNs are delimited in text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtractOptions {
+    /// The grammar URNs must satisfy.
+    pub grammar: Grammar,
+    /// Rule 3: trim trailing sentence punctuation.
+    pub trim: bool,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions { grammar: Grammar::Rfc8141, trim: true }
+    }
+}
+
+/// The URN that starts at `at` (where `hay[at..]` begins with `urn:`), or
+/// why there is none. The error offset is relative to `at`.
+pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, UrnError> {
+    let window = &hay[at..hay.len().min(at + MAX_URN_LEN + 1)];
+    let window = match at.checked_sub(1).map(|i| hay[i]) {
+        Some(b'\'') => match memchr::memchr(b'\'', window) {
+            Some(quote) => &window[..quote],
+            None => window,
+        },
+        _ => window,
+    };
+    let urn = parse_prefix(window, opts.grammar)?;
+    if opts.trim {
+        trim(window, urn, opts.grammar)
+    } else {
+        Ok(urn)
+    }
+}
+
+/// Rule 3, repeated until nothing changes.
+fn trim<'h>(window: &'h [u8], mut urn: Urn<'h>, grammar: Grammar) -> Result<Urn<'h>, UrnError> {
+    let nss_start = urn.nss_range().start;
+    loop {
+        let end = trimmed_end(urn.as_bytes(), nss_start);
+        if end == urn.len() {
+            return Ok(urn);
+        }
+        if end <= nss_start {
+            return Err(no_nss_left(nss_start, grammar));
+        }
+        urn = parse_prefix(&window[..end], grammar)?;
+    }
+}
+
+/// Where `text` ends once trailing punctuation (and a dangling `#`) is
+/// dropped, never going below `floor`.
+fn trimmed_end(text: &[u8], floor: usize) -> usize {
+    let mut end = text.len();
+    while end > floor {
+        let drop = match text[end - 1] {
+            b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' | b'#' => true,
+            b')' => unbalanced_close(&text[..end]),
+            _ => false,
+        };
+        if !drop {
+            break;
+        }
+        end -= 1;
+    }
+    end
+}
+
+fn unbalanced_close(text: &[u8]) -> bool {
+    let count = |c| memchr::memchr_iter(c, text).count();
+    count(b')') > count(b'(')
+}
+
+fn no_nss_left(nss_start: usize, grammar: Grammar) -> UrnError {
+    UrnError::new(ErrorKind::NssEmpty, nss_start, grammar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(text: &str) -> Result<String, String> {
+        first_with(text, ExtractOptions::default())
+    }
+
+    fn first_with(text: &str, opts: ExtractOptions) -> Result<String, String> {
+        let at = text.to_ascii_lowercase().find("urn:").expect("test text has urn:");
+        extract(text.as_bytes(), at, opts).map(|u| u.as_str().to_owned()).map_err(|e| e.kind().as_str().to_owned())
+    }
+
+    #[test]
+    fn rule1_longest_valid_prefix() {
+        assert_eq!(first("see urn:isbn:0451450523 now"), Ok("urn:isbn:0451450523".into()));
+        assert_eq!(first("<id>urn:isbn:123</id>"), Ok("urn:isbn:123".into()));
+        assert_eq!(first("\"urn:a1:b\","), Ok("urn:a1:b".into()));
+        assert_eq!(first("urn:ab:c%zz"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c?x"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c\u{e9}"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:a:b"), Err("nid-too-short".into()));
+        assert_eq!(first("urn::b"), Err("nid-empty".into()));
+    }
+
+    #[test]
+    fn rule2_apostrophe() {
+        let xml = "<stream xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+        assert_eq!(first(xml), Ok("urn:ietf:params:xml:ns:xmpp-tls".into()));
+        // Without a leading apostrophe, "'" is an NSS character (sub-delims).
+        assert_eq!(first("urn:ab:it's fine"), Ok("urn:ab:it's".into()));
+        assert_eq!(first("x='urn:ab:c'd'"), Ok("urn:ab:c".into()));
+    }
+
+    #[test]
+    fn rule3_trimming() {
+        assert_eq!(first("See urn:isbn:0451450523."), Ok("urn:isbn:0451450523".into()));
+        assert_eq!(first("(urn:isbn:123)"), Ok("urn:isbn:123".into()));
+        assert_eq!(first("(see urn:x1:f(a))."), Ok("urn:x1:f(a)".into()));
+        assert_eq!(first("urn:x1:f(a)"), Ok("urn:x1:f(a)".into()));
+        assert_eq!(first("urn:ab:c?!.;:,"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c?+."), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c?=."), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c#."), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c#"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c?+r."), Ok("urn:ab:c?+r".into()));
+        // Trimming never enters urn:NID:.
+        assert_eq!(first("urn:ab:."), Err("nss-empty".into()));
+        assert_eq!(first("urn:ab:..."), Err("nss-empty".into()));
+        let keep = ExtractOptions { trim: false, ..ExtractOptions::default() };
+        assert_eq!(first_with("urn:ab:c.", keep), Ok("urn:ab:c.".into()));
+        assert_eq!(first_with("urn:ab:c#", keep), Ok("urn:ab:c#".into()));
+    }
+
+    #[test]
+    fn rfc2141_mode() {
+        let opts = ExtractOptions { grammar: Grammar::Rfc2141, trim: true };
+        assert_eq!(first_with("urn:a:b~c", opts), Ok("urn:a:b".into()));
+        assert_eq!(first_with("urn:a:b/c?d#e.", opts), Ok("urn:a:b/c?d#e".into()));
+    }
+
+    #[test]
+    fn error_offset_is_relative_to_the_candidate() {
+        let e = extract(b"xx urn:a:b", 3, ExtractOptions::default()).unwrap_err();
+        assert_eq!((e.kind(), e.offset()), (ErrorKind::NidTooShort, 5));
+    }
+}

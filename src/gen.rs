@@ -1,0 +1,1 @@
+//! Deterministic corpus generator (stub).

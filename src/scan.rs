@@ -1,0 +1,233 @@
+//! Scanning a buffer: candidates → URNs, in order, sequentially or in
+//! parallel chunks with identical results.
+//!
+//! The unit of output is an [`Event`]: a URN found (offset and length), or a
+//! candidate rejected (offset and the error for its longest attempt).
+//!
+//! ## Sequential reference
+//!
+//! [`Scanner::scan_sequential`] is the plain definition: walk the
+//! candidates; for each, [`extract`]; on a URN, report it and resume at its
+//! end (matches never overlap); on a rejection, report it and try the next
+//! candidate after its start.
+//!
+//! ## Parallel chunks
+//!
+//! [`Scanner::scan`] splits the buffer into chunks. A chunk owns the
+//! candidates whose `urn:` starts inside it and reads past its end to finish
+//! a URN, so every chunk can be scanned on its own thread. The only thing a
+//! chunk cannot know is whether the previous chunk's last URN runs into it:
+//! if it does, the candidates it covers must be skipped. That is settled in
+//! order after the parallel pass: when chunk *k-1*'s last URN ends at *e*
+//! past the start of chunk *k*, chunk *k* is rescanned from *e* until the
+//! rescan reports a URN at an offset the first pass also reported — from
+//! there on both passes agree, because everything after a reported URN
+//! depends only on where it ends. URNs are at most [`MAX_URN_LEN`](crate::MAX_URN_LEN) bytes, so
+//! such straddles are rare and the rescan short. The result is equal, event
+//! for event, to the sequential reference (a property test checks it for
+//! chunk sizes down to one byte).
+
+use rayon::prelude::*;
+
+use crate::error::UrnError;
+use crate::extract::{extract, ExtractOptions};
+use crate::find::Candidates;
+use crate::platform::simd::UrnFinder;
+
+/// Default chunk size of the parallel scan: large enough that per-chunk
+/// overhead vanishes, small enough to spread one file over every core.
+pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+
+/// One outcome of a candidate, in buffer order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A URN at `hay[offset..offset + len]`.
+    Urn {
+        /// Byte offset of the `u` of `urn:`.
+        offset: usize,
+        /// Length of the URN in bytes.
+        len: usize,
+    },
+    /// A candidate at `offset` that yields no URN.
+    Rejected {
+        /// Byte offset of the candidate's `u`.
+        offset: usize,
+        /// Why; its offset is relative to the candidate.
+        error: UrnError,
+    },
+}
+
+impl Event {
+    /// Where the candidate starts.
+    pub fn offset(&self) -> usize {
+        match *self {
+            Event::Urn { offset, .. } | Event::Rejected { offset, .. } => offset,
+        }
+    }
+}
+
+/// Finds URNs in buffers. Cheap to copy; holds no state between scans.
+#[derive(Clone, Copy, Debug)]
+pub struct Scanner {
+    finder: UrnFinder,
+    opts: ExtractOptions,
+    chunk_size: usize,
+}
+
+impl Scanner {
+    /// A scanner with the fastest search kernel of this CPU.
+    pub fn new(opts: ExtractOptions) -> Scanner {
+        Scanner { finder: UrnFinder::new(), opts, chunk_size: DEFAULT_CHUNK_SIZE }
+    }
+
+    /// Uses `finder` for the candidate search (to compare kernels).
+    pub fn with_finder(mut self, finder: UrnFinder) -> Scanner {
+        self.finder = finder;
+        self
+    }
+
+    /// Sets the parallel chunk size (at least one byte).
+    pub fn with_chunk_size(mut self, chunk_size: usize) -> Scanner {
+        self.chunk_size = chunk_size.max(1);
+        self
+    }
+
+    /// The extraction options in use.
+    pub fn options(&self) -> ExtractOptions {
+        self.opts
+    }
+
+    /// The sequential reference scan of the whole buffer.
+    pub fn scan_sequential(&self, hay: &[u8]) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.scan_range(hay, 0, hay.len(), |e| {
+            events.push(e);
+            true
+        });
+        events
+    }
+
+    /// Scans candidates starting in `from..end`, feeding `emit` in order
+    /// until it returns `false`. Returns where a following range must
+    /// resume: past the end of the last URN, or `end`.
+    pub fn scan_range(&self, hay: &[u8], from: usize, end: usize, mut emit: impl FnMut(Event) -> bool) -> usize {
+        let mut resume = from;
+        let mut candidates = Candidates::new(self.finder, hay, from, end);
+        while let Some(at) = candidates.next() {
+            let event = match extract(hay, at, self.opts) {
+                Ok(urn) => {
+                    resume = at + urn.len();
+                    candidates.skip_to(resume);
+                    Event::Urn { offset: at, len: urn.len() }
+                }
+                Err(error) => Event::Rejected { offset: at, error },
+            };
+            if !emit(event) {
+                break;
+            }
+        }
+        resume.max(end)
+    }
+
+    /// Scans the whole buffer in parallel chunks; the events equal
+    /// [`Scanner::scan_sequential`]'s.
+    pub fn scan(&self, hay: &[u8]) -> Vec<Event> {
+        let chunks: Vec<(usize, usize)> =
+            (0..hay.len()).step_by(self.chunk_size).map(|s| (s, (s + self.chunk_size).min(hay.len()))).collect();
+        if chunks.len() <= 1 {
+            return self.scan_sequential(hay);
+        }
+        let mut parts: Vec<Vec<Event>> = chunks.par_iter().map(|&(s, e)| self.scan_chunk(hay, s, e)).collect();
+        let mut resume = 0;
+        for (part, &(start, end)) in parts.iter_mut().zip(&chunks) {
+            if resume > start {
+                self.rescan_from(hay, resume, end, part);
+            }
+            resume = part.iter().rev().find_map(urn_end).unwrap_or(0).max(resume);
+        }
+        parts.concat()
+    }
+
+    fn scan_chunk(&self, hay: &[u8], start: usize, end: usize) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.scan_range(hay, start, end, |e| {
+            events.push(e);
+            true
+        });
+        events
+    }
+
+    /// Replaces the events of a chunk whose start is covered by the previous
+    /// chunk's last URN (which ends at `resume`).
+    fn rescan_from(&self, hay: &[u8], resume: usize, end: usize, events: &mut Vec<Event>) {
+        let mut fresh = Vec::new();
+        let mut rejoin = None;
+        self.scan_range(hay, resume, end, |e| {
+            if let Event::Urn { offset, .. } = e {
+                if let Ok(i) = events.binary_search_by_key(&offset, Event::offset) {
+                    if matches!(events[i], Event::Urn { .. }) {
+                        rejoin = Some(i);
+                        return false;
+                    }
+                }
+            }
+            fresh.push(e);
+            true
+        });
+        let tail = rejoin.map_or(&[][..], |i| &events[i..]);
+        fresh.extend_from_slice(tail);
+        *events = fresh;
+    }
+}
+
+fn urn_end(event: &Event) -> Option<usize> {
+    match *event {
+        Event::Urn { offset, len } => Some(offset + len),
+        Event::Rejected { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urns(hay: &str, events: &[Event]) -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match *e {
+                Event::Urn { offset, len } => Some(hay[offset..offset + len].to_owned()),
+                Event::Rejected { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_never_overlap() {
+        let s = Scanner::new(ExtractOptions::default());
+        let text = "urn:urn:ietf:x and urn:ab:x/urn:cd:y then urn:a:b urn:ok:z";
+        let events = s.scan_sequential(text.as_bytes());
+        assert_eq!(urns(text, &events), ["urn:urn:ietf:x", "urn:ab:x/urn:cd:y", "urn:ok:z"]);
+        // The rejected one-character NID hides nothing.
+        assert!(matches!(events[2], Event::Rejected { offset: 42, .. }));
+    }
+
+    #[test]
+    fn rejected_candidate_hides_nothing() {
+        let s = Scanner::new(ExtractOptions::default());
+        let text = "urn:a:urn:bc:d";
+        assert_eq!(urns(text, &s.scan_sequential(text.as_bytes())), ["urn:bc:d"]);
+    }
+
+    #[test]
+    fn chunked_equals_sequential_at_every_chunk_size() {
+        let text = "x urn:ab:urn:cd:e urn:ef:ghijkl(urn:zz:1) 'urn:ab:c'd' urn:a:b urn:xy:zzzzzzzzzzzz. %22urn:qq:r";
+        let s = Scanner::new(ExtractOptions::default());
+        let reference = s.scan_sequential(text.as_bytes());
+        let expected = ["urn:ab:urn:cd:e", "urn:ef:ghijkl(urn:zz:1)", "urn:ab:c", "urn:xy:zzzzzzzzzzzz", "urn:qq:r"];
+        assert_eq!(urns(text, &reference), expected);
+        assert_eq!(reference.len(), 6); // plus the rejected urn:a:b
+        for chunk in 1..=text.len() + 1 {
+            assert_eq!(s.with_chunk_size(chunk).scan(text.as_bytes()), reference, "chunk size {chunk}");
+        }
+    }
+}
