@@ -12,6 +12,14 @@
 //! | [`key`] | the RFC 8141 §3 equivalence key |
 //! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry |
 //! | [`error`] | [`UrnError`]: kind + offset + caret rendering |
+//! | [`platform`] | the only `unsafe`: SIMD search kernels (runtime dispatch, scalar fallback) and memory maps |
+//! | [`find`] | candidates: each `urn:` the SIMD search finds, confirmed by the left-boundary rule |
+//! | [`extract`] | where a URN ends in running text (longest valid prefix, apostrophes, trimming) |
+//! | [`scan`] | [`Scanner`]: candidates → [`Event`]s over a buffer, sequential or in parallel chunks |
+//! | [`dedup`] | [`KeyTable`]: distinct keys in an arena, counts, first occurrences, merging |
+//! | [`source`] | inputs: walking directories, mapping, reading or streaming files |
+//! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
+//! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
 //!
 //! ## Validating one URN
 //!
@@ -32,22 +40,45 @@
 //! println!("{}", err.render(b"urn:ab:c?x")); // message + caret under the offending byte
 //! # Ok::<(), urnscan::UrnError>(())
 //! ```
+//!
+//! ## Finding URNs in a buffer
+//!
+//! ```
+//! use urnscan::{Event, ExtractOptions, Scanner};
+//!
+//! let text = b"See urn:isbn:0451450523. Also xmlns='urn:ietf:params:xml:ns:xmpp-tls'/> and return:x";
+//! let scanner = Scanner::new(ExtractOptions::default());
+//! let found: Vec<&[u8]> = scanner
+//!     .scan(text)
+//!     .into_iter()
+//!     .filter_map(|e| match e {
+//!         Event::Urn { offset, len } => Some(&text[offset..offset + len]),
+//!         Event::Rejected { .. } => None,
+//!     })
+//!     .collect();
+//! assert_eq!(found, [&b"urn:isbn:0451450523"[..], b"urn:ietf:params:xml:ns:xmpp-tls"]);
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod error;
-pub mod grammar;
-pub mod key;
-pub mod nid;
-pub mod urn;
-
-pub use error::{ErrorKind, UrnError};
-pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
-pub use nid::{classify as classify_nid, NidClass};
-pub use urn::Urn;
 pub mod dedup;
+pub mod error;
 pub mod extract;
 pub mod find;
 pub mod gen;
+pub mod grammar;
+pub mod job;
+pub mod key;
+pub mod nid;
 pub mod platform;
 pub mod scan;
+pub mod source;
+pub mod urn;
+
+pub use dedup::{KeyTable, Position};
+pub use error::{ErrorKind, UrnError};
+pub use extract::ExtractOptions;
+pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
+pub use nid::{classify as classify_nid, NidClass};
+pub use scan::{Event, Scanner};
+pub use urn::Urn;

@@ -64,6 +64,14 @@ impl Event {
             Event::Urn { offset, .. } | Event::Rejected { offset, .. } => offset,
         }
     }
+
+    /// Where a URN ends (`None` for a rejected candidate).
+    pub fn end(&self) -> Option<usize> {
+        match *self {
+            Event::Urn { offset, len } => Some(offset + len),
+            Event::Rejected { .. } => None,
+        }
+    }
 }
 
 /// Finds URNs in buffers. Cheap to copy; holds no state between scans.
@@ -132,18 +140,24 @@ impl Scanner {
     /// Scans the whole buffer in parallel chunks; the events equal
     /// [`Scanner::scan_sequential`]'s.
     pub fn scan(&self, hay: &[u8]) -> Vec<Event> {
+        self.scan_span(hay, 0, hay.len())
+    }
+
+    /// Scans, in parallel chunks, the candidates that start in `from..end`
+    /// (URNs may run past `end`).
+    pub fn scan_span(&self, hay: &[u8], from: usize, end: usize) -> Vec<Event> {
         let chunks: Vec<(usize, usize)> =
-            (0..hay.len()).step_by(self.chunk_size).map(|s| (s, (s + self.chunk_size).min(hay.len()))).collect();
+            (from..end).step_by(self.chunk_size).map(|s| (s, (s + self.chunk_size).min(end))).collect();
         if chunks.len() <= 1 {
-            return self.scan_sequential(hay);
+            return self.scan_chunk(hay, from, end);
         }
         let mut parts: Vec<Vec<Event>> = chunks.par_iter().map(|&(s, e)| self.scan_chunk(hay, s, e)).collect();
-        let mut resume = 0;
+        let mut resume = from;
         for (part, &(start, end)) in parts.iter_mut().zip(&chunks) {
             if resume > start {
                 self.rescan_from(hay, resume, end, part);
             }
-            resume = part.iter().rev().find_map(urn_end).unwrap_or(0).max(resume);
+            resume = part.iter().rev().find_map(Event::end).unwrap_or(0).max(resume);
         }
         parts.concat()
     }
@@ -177,13 +191,6 @@ impl Scanner {
         let tail = rejoin.map_or(&[][..], |i| &events[i..]);
         fresh.extend_from_slice(tail);
         *events = fresh;
-    }
-}
-
-fn urn_end(event: &Event) -> Option<usize> {
-    match *event {
-        Event::Urn { offset, len } => Some(offset + len),
-        Event::Rejected { .. } => None,
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use urnscan::{parse, Urn, UrnError};
 
 use super::output::{json_opt, json_str};
-use super::{grammar, CheckArgs, Format};
+use super::{grammar, CheckArgs, CheckFormat};
 
 pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let grammar = grammar(args.rfc2141);
@@ -20,8 +20,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
         let result = parse(input, grammar);
         all_valid &= result.is_ok();
         match args.format {
-            Format::Text => write_text(&mut out, input, &result),
-            Format::Jsonl => write_jsonl(&mut out, input, &result),
+            CheckFormat::Text => write_text(&mut out, input, &result),
+            CheckFormat::Jsonl => write_jsonl(&mut out, input, &result),
         }
         .context("cannot write to standard output")
     };

@@ -7,8 +7,10 @@
 
 mod check;
 mod output;
+mod scan;
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -26,6 +28,70 @@ enum Command {
     /// Validate URNs given as arguments, or one per line on stdin.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Find URNs in files, directories or stdin.
+    #[command(after_help = SCAN_EXAMPLES)]
+    Scan(ScanArgs),
+}
+
+const SCAN_EXAMPLES: &str = "\
+Examples:
+  urnscan scan app.log                      every URN with its byte offset
+  urnscan scan --unique logs/               unique URNs (by RFC 8141 equivalence) with counts
+  urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
+  urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
+  urnscan scan --invalid export.json        candidates that are not valid URNs, and why
+  zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
+
+Exit status: 0 if a URN was found, 1 if none, 2 if an input could not be read.";
+
+/// Options of `urnscan scan`.
+#[derive(clap::Args, Debug)]
+pub struct ScanArgs {
+    /// Files or directories to scan; none or `-` reads stdin.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// One line per distinct URN (RFC 8141 equivalence), sorted by key:
+    /// count and first-seen form.
+    #[arg(short, long)]
+    unique: bool,
+    /// Per-NID statistics and totals.
+    #[arg(short, long)]
+    stats: bool,
+    /// List candidates that are not valid URNs (path, offset, kind, text).
+    #[arg(long)]
+    invalid: bool,
+    /// Output format (`json` is for --stats: one object).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Judge by RFC 2141 (1997) instead of RFC 8141.
+    #[arg(long)]
+    rfc2141: bool,
+    /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`).
+    #[arg(long)]
+    no_trim: bool,
+    /// Memory-map files: auto maps regular files of 1 MiB or more.
+    #[arg(long, value_enum, default_value_t = MmapArg::Auto)]
+    mmap: MmapArg,
+    /// Honour .gitignore files and skip hidden files in directories.
+    #[arg(long)]
+    respect_ignore: bool,
+    /// Follow symbolic links in directories.
+    #[arg(short = 'L', long)]
+    follow: bool,
+    /// Worker threads (default: one per core). Output is the same for any value.
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+/// `--mmap` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MmapArg {
+    /// Map regular files of 1 MiB or more.
+    Auto,
+    /// Map every regular file.
+    Always,
+    /// Never map; read or stream.
+    Never,
 }
 
 const CHECK_EXAMPLES: &str = "\
@@ -43,11 +109,20 @@ pub struct CheckArgs {
     #[arg(long)]
     rfc2141: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    format: CheckFormat,
     /// URNs to check; none means one per line on stdin.
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
+}
+
+/// `check --format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// One line per input: parts, or the error with a caret.
+    Text,
+    /// One JSON object per input.
+    Jsonl,
 }
 
 /// Output formats.
@@ -57,6 +132,10 @@ pub enum Format {
     Text,
     /// One JSON object per line.
     Jsonl,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// JSON (for `scan --stats`: one object; otherwise as jsonl).
+    Json,
 }
 
 fn grammar(rfc2141: bool) -> urnscan::Grammar {
@@ -67,12 +146,19 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
     }
 }
 
+/// Runs `f` on a rayon pool of `threads` workers (default: one per core).
+fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> anyhow::Result<T> + Send) -> anyhow::Result<T> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
+    pool.install(f)
+}
+
 /// Parses the arguments, runs the subcommand, and turns its outcome into an
 /// exit status.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Scan(args) => with_threads(args.threads, || scan::run(&args)),
     };
     match outcome {
         Ok(code) => code,

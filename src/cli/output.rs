@@ -21,3 +21,52 @@ pub fn json_opt(out: &mut impl Write, s: Option<&str>) -> io::Result<()> {
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
 }
+
+/// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The NID of an equivalence key (`urn:NID:NSS`), already lower-cased.
+pub fn nid_of_key(key: &str) -> &str {
+    let rest = key.get(4..).unwrap_or("");
+    rest.split(':').next().unwrap_or("")
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("urn:ab:c"), "urn:ab:c");
+        assert_eq!(csv_field("urn:ab:c,d"), "\"urn:ab:c,d\"");
+        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn separators_and_nids() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(nid_of_key("urn:isbn:123:4"), "isbn");
+    }
+}

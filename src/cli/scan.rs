@@ -1,0 +1,307 @@
+//! `urnscan scan`: find URNs in files, directories or stdin, and print every
+//! occurrence, the unique URNs, per-NID statistics or the rejected
+//! candidates.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use urnscan::dedup::{Entry, KeyTable};
+use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
+use urnscan::source::{InputError, MmapPolicy, WalkOptions};
+use urnscan::{classify_nid, ExtractOptions, Urn, UrnError};
+
+use super::output::{csv_field, json_str, nid_of_key, thousands};
+use super::{grammar, Format, MmapArg, ScanArgs};
+
+pub fn run(args: &ScanArgs) -> Result<ExitCode> {
+    if args.paths.is_empty() && io::stdin().is_terminal() {
+        eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
+    }
+    let opts = JobOptions {
+        extract: ExtractOptions { grammar: grammar(args.rfc2141), trim: !args.no_trim },
+        mmap: match args.mmap {
+            MmapArg::Auto => MmapPolicy::Auto,
+            MmapArg::Always => MmapPolicy::Always,
+            MmapArg::Never => MmapPolicy::Never,
+        },
+        walk: WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow },
+        keys: args.unique || args.stats,
+        events: !(args.unique || args.stats) || args.invalid,
+        ..JobOptions::default()
+    };
+    let started = Instant::now();
+    let stdout = io::stdout();
+    let mut printer = Printer {
+        out: BufWriter::with_capacity(256 * 1024, stdout.lock()),
+        format: args.format,
+        with_path: !single_input(args),
+        mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
+        header_done: false,
+        quiet: args.unique || args.stats,
+    };
+    let outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
+    let elapsed = started.elapsed().as_secs_f64();
+    if args.unique {
+        printer.unique(&outcome)?;
+    }
+    if args.stats {
+        printer.stats(&outcome, elapsed)?;
+    }
+    printer.out.flush().context("cannot write to standard output")?;
+    Ok(exit_code(&outcome.totals))
+}
+
+/// ripgrep's convention: 2 when any input failed, else 0 if a URN was found, 1 if none.
+fn exit_code(totals: &Totals) -> ExitCode {
+    if totals.errors > 0 {
+        ExitCode::from(2)
+    } else if totals.valid > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Paths are printed unless there is only one input file (or stdin).
+fn single_input(args: &ScanArgs) -> bool {
+    match args.paths.as_slice() {
+        [] => true,
+        [one] => one.as_os_str() == "-" || !one.is_dir(),
+        _ => false,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Occurrences,
+    Invalid,
+}
+
+struct Printer<W: Write> {
+    out: W,
+    format: Format,
+    with_path: bool,
+    mode: Mode,
+    header_done: bool,
+    /// Occurrences are not printed (unique/stats runs).
+    quiet: bool,
+}
+
+impl<W: Write> Printer<W> {
+    fn header(&mut self, header: &str) -> io::Result<()> {
+        if self.format == Format::Csv && !self.header_done {
+            self.header_done = true;
+            writeln!(self.out, "{header}")?;
+        }
+        Ok(())
+    }
+
+    fn unique(&mut self, outcome: &Outcome) -> io::Result<()> {
+        self.header_done = false;
+        self.header("key,urn,count,nid,path,offset")?;
+        for e in outcome.table.sorted() {
+            let path = outcome.inputs.get(e.first.file as usize).map_or("", String::as_str);
+            self.unique_record(&e, path)?;
+        }
+        Ok(())
+    }
+
+    fn unique_record(&mut self, e: &Entry<'_>, path: &str) -> io::Result<()> {
+        let key = ascii(e.key);
+        let raw = ascii(e.raw);
+        let nid = nid_of_key(key);
+        match self.format {
+            Format::Text => writeln!(self.out, "{}\t{raw}", e.count),
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"key\":")?;
+                json_str(&mut self.out, key)?;
+                self.out.write_all(b",\"urn\":")?;
+                json_str(&mut self.out, raw)?;
+                write!(self.out, ",\"count\":{},\"nid\":", e.count)?;
+                json_str(&mut self.out, nid)?;
+                self.out.write_all(b",\"path\":")?;
+                json_str(&mut self.out, path)?;
+                writeln!(self.out, ",\"offset\":{}}}", e.first.offset)
+            }
+            Format::Csv => {
+                let fields = [key, raw, &e.count.to_string(), nid, path, &e.first.offset.to_string()];
+                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                writeln!(self.out, "{}", line.join(","))
+            }
+        }
+    }
+
+    fn stats(&mut self, outcome: &Outcome, elapsed: f64) -> io::Result<()> {
+        let nids = nid_stats(&outcome.table);
+        let t = &outcome.totals;
+        let gbps = if elapsed > 0.0 { t.bytes as f64 / elapsed / 1e9 } else { 0.0 };
+        match self.format {
+            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, &nids, outcome.table.len(), elapsed),
+            _ => write_stats_text(&mut self.out, t, &nids, outcome.table.len(), elapsed, gbps),
+        }
+    }
+}
+
+impl<W: Write> Sink for Printer<W> {
+    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+        if self.quiet || self.mode != Mode::Occurrences {
+            return Ok(());
+        }
+        self.header("path,offset,urn,key,nid")?;
+        match self.format {
+            Format::Text if self.with_path => writeln!(self.out, "{}:{offset}:{urn}", file.name),
+            Format::Text => writeln!(self.out, "{offset}:{urn}"),
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"path\":")?;
+                json_str(&mut self.out, file.name)?;
+                write!(self.out, ",\"offset\":{offset},\"urn\":")?;
+                json_str(&mut self.out, urn.as_str())?;
+                self.out.write_all(b",\"key\":")?;
+                json_str(&mut self.out, &urn.key())?;
+                self.out.write_all(b",\"nid\":")?;
+                json_str(&mut self.out, &urn.nid().to_ascii_lowercase())?;
+                self.out.write_all(b"}\n")
+            }
+            Format::Csv => {
+                let key = urn.key();
+                let nid = urn.nid().to_ascii_lowercase();
+                let fields = [file.name, &offset.to_string(), urn.as_str(), &key, &nid];
+                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                writeln!(self.out, "{}", line.join(","))
+            }
+        }
+    }
+
+    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+        if self.mode != Mode::Invalid {
+            return Ok(());
+        }
+        self.header("path,offset,kind,candidate")?;
+        let shown = String::from_utf8_lossy(candidate);
+        let shown: String = shown.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let kind = error.kind().as_str();
+        match self.format {
+            Format::Text => writeln!(self.out, "{}:{offset}:{kind}\t{shown}", file.name),
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"path\":")?;
+                json_str(&mut self.out, file.name)?;
+                write!(
+                    self.out,
+                    ",\"offset\":{offset},\"kind\":\"{kind}\",\"error_offset\":{},\"candidate\":",
+                    error.offset()
+                )?;
+                json_str(&mut self.out, &shown)?;
+                self.out.write_all(b"}\n")
+            }
+            Format::Csv => {
+                let fields = [file.name, &offset.to_string(), kind, &shown];
+                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                writeln!(self.out, "{}", line.join(","))
+            }
+        }
+    }
+
+    fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+        // Keep stdout and stderr in order for a reader of both.
+        self.out.flush()?;
+        eprintln!("urnscan: {}: {}", error.path, error.error);
+        Ok(())
+    }
+}
+
+struct NidStat {
+    nid: String,
+    occurrences: u64,
+    unique: u64,
+}
+
+fn nid_stats(table: &KeyTable) -> Vec<NidStat> {
+    let mut by_nid: HashMap<&str, (u64, u64)> = HashMap::new();
+    for e in table.iter() {
+        let slot = by_nid.entry(nid_of_key(ascii(e.key))).or_default();
+        slot.0 += e.count;
+        slot.1 += 1;
+    }
+    let mut stats: Vec<NidStat> = by_nid
+        .into_iter()
+        .map(|(nid, (occurrences, unique))| NidStat { nid: nid.to_owned(), occurrences, unique })
+        .collect();
+    stats.sort_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
+    stats
+}
+
+fn write_stats_text(
+    out: &mut impl Write,
+    t: &Totals,
+    nids: &[NidStat],
+    unique: usize,
+    elapsed: f64,
+    gbps: f64,
+) -> io::Result<()> {
+    let w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
+    writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", "nid", "class", "occurrences", "unique")?;
+    for s in nids {
+        let class = classify_nid(s.nid.as_bytes());
+        writeln!(
+            out,
+            "{:<w$}  {:<12}  {:>14}  {:>12}",
+            s.nid,
+            class.as_str(),
+            thousands(s.occurrences),
+            thousands(s.unique)
+        )?;
+    }
+    writeln!(out)?;
+    let rows: [(&str, String); 7] = [
+        ("files", thousands(t.files)),
+        ("bytes", thousands(t.bytes)),
+        ("candidates", thousands(t.candidates)),
+        ("valid", thousands(t.valid)),
+        ("invalid", thousands(t.invalid())),
+        ("unique", thousands(unique as u64)),
+        ("elapsed", format!("{elapsed:.3} s ({gbps:.2} GB/s)")),
+    ];
+    for (name, value) in rows {
+        writeln!(out, "{name:<12} {value}")?;
+    }
+    for (kind, n) in &t.invalid_kinds {
+        writeln!(out, "  {:<24} {}", kind.as_str(), thousands(*n))?;
+    }
+    if t.errors > 0 {
+        writeln!(out, "{:<12} {}", "errors", thousands(t.errors))?;
+    }
+    Ok(())
+}
+
+fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize, elapsed: f64) -> io::Result<()> {
+    write!(
+        out,
+        "{{\"files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
+        t.files,
+        t.bytes,
+        t.candidates,
+        t.valid,
+        t.invalid(),
+        unique
+    )?;
+    for (i, (kind, n)) in t.invalid_kinds.iter().enumerate() {
+        let sep = if i > 0 { "," } else { "" };
+        write!(out, "{sep}\"{}\":{n}", kind.as_str())?;
+    }
+    out.write_all(b"},\"nids\":[")?;
+    for (i, s) in nids.iter().enumerate() {
+        let sep = if i > 0 { "," } else { "" };
+        write!(out, "{sep}{{\"nid\":")?;
+        json_str(out, &s.nid)?;
+        let class = classify_nid(s.nid.as_bytes());
+        write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", class.as_str(), s.occurrences, s.unique)?;
+    }
+    writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
+}
+
+fn ascii(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
+}

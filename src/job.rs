@@ -1,0 +1,352 @@
+//! A whole run over many inputs: expand paths, scan each input, count,
+//! deduplicate, and hand every result to a [`Sink`] in input order.
+//!
+//! Files are processed in parallel batches (rayon): each task maps or reads
+//! its file, scans it in parallel chunks ([`Scanner::scan`]), and, when keys
+//! are wanted, fills a [`KeyTable`] from the URNs in parallel. The calling
+//! thread then consumes the batch in input order — events to the sink,
+//! tables merged, totals added — so output never depends on scheduling.
+//! Streams (stdin, pipes) cannot be split up front; they are scanned in
+//! blocks on the calling thread, each block still in parallel chunks.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use crate::dedup::{KeyTable, Position};
+use crate::error::{ErrorKind, UrnError};
+use crate::extract::ExtractOptions;
+use crate::grammar::{parse, MAX_URN_LEN};
+use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE};
+use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
+use crate::urn::Urn;
+
+/// Block size for streamed input.
+const STREAM_BLOCK: usize = 16 << 20;
+
+/// What a run does.
+#[derive(Clone, Copy, Debug)]
+pub struct JobOptions {
+    /// Grammar and trimming.
+    pub extract: ExtractOptions,
+    /// When to map files.
+    pub mmap: MmapPolicy,
+    /// How to walk directories.
+    pub walk: WalkOptions,
+    /// Parallel chunk size within one input.
+    pub chunk_size: usize,
+    /// Build the key table (for unique URNs and statistics).
+    pub keys: bool,
+    /// Hand every URN and rejected candidate to the sink.
+    pub events: bool,
+}
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            extract: ExtractOptions::default(),
+            mmap: MmapPolicy::Auto,
+            walk: WalkOptions::default(),
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            keys: true,
+            events: true,
+        }
+    }
+}
+
+/// Counts over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Inputs scanned (including ones that failed part-way).
+    pub files: u64,
+    /// Bytes scanned.
+    pub bytes: u64,
+    /// Candidates: `urn:` that passed the left-boundary rule.
+    pub candidates: u64,
+    /// Candidates that yielded a URN.
+    pub valid: u64,
+    /// Candidates that yielded none, by the error kind of their longest attempt.
+    pub invalid_kinds: BTreeMap<ErrorKind, u64>,
+    /// Inputs that could not be read (or changed while read).
+    pub errors: u64,
+}
+
+impl Totals {
+    /// Candidates that yielded no URN.
+    pub fn invalid(&self) -> u64 {
+        self.invalid_kinds.values().sum()
+    }
+
+    fn count(&mut self, event: &Event) {
+        self.candidates += 1;
+        match event {
+            Event::Urn { .. } => self.valid += 1,
+            Event::Rejected { error, .. } => *self.invalid_kinds.entry(error.kind()).or_default() += 1,
+        }
+    }
+
+    fn add(&mut self, other: &Totals) {
+        self.files += other.files;
+        self.bytes += other.bytes;
+        self.candidates += other.candidates;
+        self.valid += other.valid;
+        self.errors += other.errors;
+        for (k, n) in &other.invalid_kinds {
+            *self.invalid_kinds.entry(*k).or_default() += n;
+        }
+    }
+}
+
+/// An input as the sink sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileRef<'a> {
+    /// Position in input order.
+    pub index: u32,
+    /// The path as given or found (`-` for stdin).
+    pub name: &'a str,
+}
+
+/// Receives results in input order.
+pub trait Sink {
+    /// A URN at byte `offset` of `file`.
+    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()>;
+    /// A candidate that yields no URN; `candidate` is the text from its start.
+    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()>;
+    /// An input that could not be read.
+    fn input_error(&mut self, error: &InputError) -> io::Result<()>;
+}
+
+/// The result of a run.
+#[derive(Default)]
+pub struct Outcome {
+    /// Counts.
+    pub totals: Totals,
+    /// Distinct keys (empty unless [`JobOptions::keys`]).
+    pub table: KeyTable,
+    /// Input names by index ([`Position::file`]), `-` for stdin.
+    pub inputs: Vec<String>,
+}
+
+/// Runs over `paths` (none or `-` is stdin), feeding `sink` in input order.
+/// Unreadable inputs go to [`Sink::input_error`] and the run goes on; only
+/// an error from the sink itself (a closed output) stops it.
+pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
+    let inputs = source::expand(paths, opts.walk);
+    let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
+    let mut outcome = Outcome::default();
+    outcome.inputs = inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
+    let batch_len = rayon::current_num_threads() * 4;
+    for (b, batch) in inputs.chunks(batch_len).enumerate() {
+        let base = b * batch_len;
+        let results: Vec<Processed> =
+            batch.par_iter().enumerate().map(|(i, input)| process(&scanner, opts, (base + i) as u32, input)).collect();
+        for ((i, input), result) in batch.iter().enumerate().zip(results) {
+            consume(&scanner, opts, (base + i) as u32, input, result, sink, &mut outcome)?;
+        }
+    }
+    Ok(outcome)
+}
+
+enum Processed {
+    Failed(InputError),
+    Scanned(Box<Scanned>),
+    Stream(Box<dyn Read + Send>),
+}
+
+struct Scanned {
+    whole: Option<Whole>,
+    events: Vec<Event>,
+    table: KeyTable,
+    totals: Totals,
+    changed: bool,
+}
+
+fn process(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Result<Input, InputError>) -> Processed {
+    let input = match input {
+        Ok(input) => input,
+        Err(e) => return Processed::Failed(InputError { path: e.path.clone(), error: clone_io(&e.error) }),
+    };
+    match source::open(input, opts.mmap) {
+        Err(error) => Processed::Failed(InputError { path: input.display(), error }),
+        Ok(Contents::Stream(reader)) => Processed::Stream(reader),
+        Ok(Contents::Whole(whole)) => Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole))),
+    }
+}
+
+fn clone_io(e: &io::Error) -> io::Error {
+    io::Error::new(e.kind(), e.to_string())
+}
+
+fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Scanned {
+    let hay = whole.as_bytes();
+    let events = scanner.scan(hay);
+    let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
+    events.iter().for_each(|e| totals.count(e));
+    let table = if opts.keys { table_of(hay, &events, index, scanner, 0) } else { KeyTable::new() };
+    let changed = whole.changed_during_use();
+    if opts.events {
+        Scanned { whole: Some(whole), events, table, totals, changed }
+    } else {
+        Scanned { whole: None, events: Vec::new(), table, totals, changed }
+    }
+}
+
+/// The key table of the URN events of `hay`, built in parallel slices.
+fn table_of(hay: &[u8], events: &[Event], file: u32, scanner: &Scanner, base: u64) -> KeyTable {
+    let grammar = scanner.options().grammar;
+    events
+        .par_chunks(1 << 15)
+        .map(|slice| {
+            let mut table = KeyTable::new();
+            let mut key = Vec::with_capacity(128);
+            for event in slice {
+                if let Event::Urn { offset, len } = *event {
+                    let text = &hay[offset..offset + len];
+                    if let Ok(urn) = parse(text, grammar) {
+                        key.clear();
+                        urn.write_key(&mut key);
+                        table.insert(&key, text, Position { file, offset: base + offset as u64 }, 1);
+                    }
+                }
+            }
+            table
+        })
+        .reduce(KeyTable::new, |mut a, b| {
+            a.merge(&b);
+            a
+        })
+}
+
+fn consume(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    index: u32,
+    input: &Result<Input, InputError>,
+    result: Processed,
+    sink: &mut dyn Sink,
+    outcome: &mut Outcome,
+) -> io::Result<()> {
+    let name = input.as_ref().map(Input::display).unwrap_or_default();
+    let file = FileRef { index, name: &name };
+    match result {
+        Processed::Failed(error) => {
+            outcome.totals.errors += 1;
+            sink.input_error(&error)
+        }
+        Processed::Scanned(scanned) => {
+            if let Some(whole) = &scanned.whole {
+                emit(scanner, file, whole.as_bytes(), 0, &scanned.events, sink)?;
+            }
+            outcome.totals.add(&scanned.totals);
+            outcome.table.merge(&scanned.table);
+            if scanned.changed {
+                outcome.totals.errors += 1;
+                sink.input_error(&changed_error(&name))?;
+            }
+            Ok(())
+        }
+        Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, sink, outcome),
+    }
+}
+
+fn changed_error(name: &str) -> InputError {
+    let error = io::Error::other("the file shrank while it was being scanned; results for it are incomplete");
+    InputError { path: name.to_owned(), error }
+}
+
+fn emit(
+    scanner: &Scanner,
+    file: FileRef<'_>,
+    hay: &[u8],
+    base: u64,
+    events: &[Event],
+    sink: &mut dyn Sink,
+) -> io::Result<()> {
+    let grammar = scanner.options().grammar;
+    for event in events {
+        match *event {
+            Event::Urn { offset, len } => {
+                if let Ok(urn) = parse(&hay[offset..offset + len], grammar) {
+                    sink.urn(file, base + offset as u64, &urn)?;
+                }
+            }
+            Event::Rejected { offset, ref error } => {
+                let end = hay.len().min(offset + 64);
+                sink.rejected(file, base + offset as u64, &hay[offset..end], error)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Scans a stream in blocks. Candidates are taken only where the whole
+/// extraction window (`MAX_URN_LEN` bytes and a little) is in the buffer,
+/// and three bytes before the resume point are kept for the left-boundary
+/// rule, so the events equal those of scanning the stream as one slice.
+fn scan_stream(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    file: FileRef<'_>,
+    mut reader: Box<dyn Read + Send>,
+    sink: &mut dyn Sink,
+    outcome: &mut Outcome,
+) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(STREAM_BLOCK + MAX_URN_LEN + 8);
+    let mut base = 0u64; // stream offset of buf[0]
+    let mut from = 0usize; // where scanning resumes in buf
+    let mut totals = Totals { files: 1, ..Totals::default() };
+    loop {
+        let eof = match fill(&mut reader, &mut buf, STREAM_BLOCK + MAX_URN_LEN + 8) {
+            Ok(eof) => eof,
+            Err(error) => {
+                outcome.totals.add(&totals);
+                outcome.totals.errors += 1;
+                return sink.input_error(&InputError { path: file.name.to_owned(), error });
+            }
+        };
+        let end = if eof { buf.len() } else { buf.len().saturating_sub(MAX_URN_LEN + 8) };
+        if end > from {
+            let events = scanner.scan_span(&buf, from, end);
+            events.iter().for_each(|e| totals.count(e));
+            if opts.events {
+                emit(scanner, file, &buf, base, &events, sink)?;
+            }
+            if opts.keys {
+                outcome.table.merge(&table_of(&buf, &events, file.index, scanner, base));
+            }
+            from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+        }
+        if eof {
+            totals.bytes = base + buf.len() as u64;
+            outcome.totals.add(&totals);
+            return Ok(());
+        }
+        let keep = from.saturating_sub(3).min(buf.len());
+        buf.drain(..keep);
+        base += keep as u64;
+        from -= keep;
+    }
+}
+
+/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
+    while buf.len() < want {
+        let old = buf.len();
+        buf.resize(want, 0);
+        match reader.read(&mut buf[old..]) {
+            Ok(0) => {
+                buf.truncate(old);
+                return Ok(true);
+            }
+            Ok(n) => buf.truncate(old + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
+            Err(e) => {
+                buf.truncate(old);
+                return Err(e);
+            }
+        }
+    }
+    Ok(false)
+}
