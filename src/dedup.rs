@@ -109,7 +109,7 @@ impl KeyTable {
 
     /// Adds every key of `other` to `self`.
     pub fn merge(&mut self, other: &KeyTable) {
-        if self.is_empty() && other.len() > 0 {
+        if self.is_empty() && !other.is_empty() {
             *self = other.clone();
             return;
         }

@@ -135,8 +135,8 @@ pub struct Outcome {
 pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
     let inputs = source::expand(paths, opts.walk);
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
-    let mut outcome = Outcome::default();
-    outcome.inputs = inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
+    let names = inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
+    let mut outcome = Outcome { inputs: names, ..Outcome::default() };
     let batch_len = rayon::current_num_threads() * 4;
     for (b, batch) in inputs.chunks(batch_len).enumerate() {
         let base = b * batch_len;

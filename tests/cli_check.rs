@@ -1,0 +1,100 @@
+//! `urnscan check`, run as a user would: arguments, stdin, formats and exit
+//! codes. Expectations come from RFC 8141 / RFC 2141 and the issue's JSON
+//! schema, not from the program's output.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn urnscan(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run urnscan");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn exit_status_says_whether_all_are_valid() {
+    assert_eq!(urnscan(&["check", "urn:ietf:rfc:8141", "URN:ISBN:0451450523"], b"").status.code(), Some(0));
+    assert_eq!(urnscan(&["check", "urn:ietf:rfc:8141", "urn:a:b"], b"").status.code(), Some(1));
+    assert_eq!(urnscan(&["check", "--no-such-flag"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn jsonl_has_exactly_the_schema_fields_in_order() {
+    let o = urnscan(&["check", "--format", "jsonl", "urn:Example:a%2cb?+r?=q#", "urn:a:b"], b"");
+    let lines: Vec<&str> = std::str::from_utf8(&o.stdout).unwrap().lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        lines[0],
+        r#"{"input":"urn:Example:a%2cb?+r?=q#","valid":true,"nid":"Example","nss":"a%2cb","r":"r","q":"q","f":"","key":"urn:example:a%2Cb","nid_class":"formal","error":null}"#
+    );
+    let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(v["valid"], false);
+    for field in ["nid", "nss", "r", "q", "f", "key", "nid_class"] {
+        assert!(v[field].is_null(), "{field}");
+    }
+    assert_eq!(v["error"]["kind"], "nid-too-short");
+    assert_eq!(v["error"]["offset"], 5);
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(message.contains("urn:a:b\n") && message.ends_with("     ^"), "{message}");
+}
+
+#[test]
+fn stdin_lines_crlf_and_invalid_utf8() {
+    let o = urnscan(&["check", "--format", "jsonl"], b"urn:ab:c\r\nurn:ab:\xff\xfe\n\nurn:x-y:z");
+    assert_eq!(o.status.code(), Some(1));
+    let v: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(v.len(), 4, "the empty line is an input too; a final line needs no newline");
+    assert_eq!(v[0]["input"], "urn:ab:c");
+    assert_eq!(v[0]["valid"], true);
+    assert_eq!(v[1]["input"], "urn:ab:\u{FFFD}\u{FFFD}");
+    assert_eq!(v[1]["error"]["kind"], "non-ascii");
+    assert_eq!(v[1]["error"]["offset"], 7);
+    assert_eq!(v[2]["error"]["kind"], "not-urn");
+    assert_eq!(v[3]["nid_class"], "experimental");
+}
+
+#[test]
+fn rfc2141_mode() {
+    let o = urnscan(&["check", "--rfc2141", "--format", "jsonl", "urn:a:b?c#d", "urn:urn:x", "urn:ab:~"], b"");
+    let v: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(v[0]["nss"], "b?c#d");
+    assert!(v[0]["q"].is_null() && v[0]["f"].is_null());
+    assert_eq!(v[1]["error"]["kind"], "nid-reserved-urn");
+    assert_eq!(v[2]["error"]["kind"], "nss-bad-char");
+}
+
+#[test]
+fn text_shows_parts_or_a_caret() {
+    let o = urnscan(&["check", "urn:IETF:rfc:8141?+res", "urn:ab:c d"], b"");
+    let out = stdout(&o);
+    let mut lines = out.lines();
+    let valid = lines.next().unwrap();
+    assert!(valid.starts_with("urn:IETF:rfc:8141?+res\tvalid\t"), "{valid}");
+    assert!(valid.contains("nid=IETF") && valid.contains("r=res") && valid.contains("key=urn:ietf:rfc:8141"));
+    assert!(valid.contains("class=formal"));
+    let invalid = lines.next().unwrap();
+    assert!(invalid.starts_with("urn:ab:c d\tinvalid\tnss-bad-char at byte 8"), "{invalid}");
+    let echo = lines.next().unwrap();
+    let caret = lines.next().unwrap();
+    assert_eq!(caret.find('^').unwrap() - echo.find('u').unwrap(), 8);
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_arguments_are_judged() {
+    use std::os::unix::ffi::OsStrExt;
+    let arg = std::ffi::OsStr::from_bytes(b"urn:ab:\xe9");
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan")).args(["check".as_ref(), arg]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("non-ascii at byte 7"));
+}

@@ -1,0 +1,173 @@
+//! `urnscan scan`, run as a user would: boundary rules end to end, output
+//! formats, determinism across thread counts, exit codes and failing inputs.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn urnscan_in(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run urnscan");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// The README's boundary rules, one example each (input → URNs reported).
+#[test]
+fn boundary_rules_end_to_end() {
+    let cases: &[(&str, &[&str])] = &[
+        ("return:x turn:a:b x-urn:y a.urn:b", &[]),
+        (
+            ":urn:ab:1 \"urn:ab:2\" (urn:ab:3) {urn:ab:4} =urn:ab:5",
+            &["urn:ab:1", "urn:ab:2", "urn:ab:3", "urn:ab:4", "urn:ab:5"],
+        ),
+        ("q=%22urn:ab:x%22", &["urn:ab:x%22"]),
+        ("<x xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>", &["urn:ietf:params:xml:ns:xmpp-tls"]),
+        (
+            "See urn:isbn:0451450523. Or (urn:isbn:123), or urn:x1:f(a).",
+            &["urn:isbn:0451450523", "urn:isbn:123", "urn:x1:f(a)"],
+        ),
+        ("Is it urn:ab:c?+r?", &["urn:ab:c?+r"]),
+        ("urn:urn:ietf:x", &["urn:urn:ietf:x"]),
+        ("urn:a:urn:bc:d", &["urn:bc:d"]),
+        ("urn::x urn:ab: urn:", &[]),
+        ("URN:ISBN:1 Urn:Isbn:1", &["URN:ISBN:1", "Urn:Isbn:1"]),
+    ];
+    for (input, expected) in cases {
+        let o = urnscan_in(&["scan", "--format", "jsonl"], input.as_bytes());
+        let got: Vec<String> = text(&o)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["urn"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(&got, expected, "input {input:?}");
+        assert_eq!(o.status.code(), Some(if expected.is_empty() { 1 } else { 0 }), "{input:?}");
+    }
+}
+
+#[test]
+fn no_trim_keeps_punctuation() {
+    let o = urnscan_in(&["scan", "--no-trim"], b"See urn:isbn:0451450523.\n");
+    assert_eq!(text(&o), "4:urn:isbn:0451450523.\n");
+}
+
+#[test]
+fn occurrence_records() {
+    let o = urnscan_in(&["scan", "--format", "jsonl"], b"xx URN:Example:a%2cb#f\n");
+    assert_eq!(
+        text(&o),
+        "{\"path\":\"-\",\"offset\":3,\"urn\":\"URN:Example:a%2cb#f\",\"key\":\"urn:example:a%2Cb\",\"nid\":\"example\"}\n"
+    );
+    let o = urnscan_in(&["scan", "--format", "csv"], b"urn:ab:c,d urn:ab:\"x\n");
+    assert_eq!(text(&o), "path,offset,urn,key,nid\n-,0,\"urn:ab:c,d\",\"urn:ab:c,d\",ab\n");
+}
+
+fn corpus(dir: &Path) {
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(dir.join("b.txt"), "urn:ISBN:1 then urn:isbn:1 and urn:ab:%2c\n").unwrap();
+    fs::write(dir.join("a.txt"), "first URN:isbn:1, then urn:zz:q.\n").unwrap();
+    fs::write(dir.join("sub/c.txt"), "urn:ab:%2C urn:a:b\n").unwrap();
+}
+
+#[test]
+fn unique_sorted_by_key_first_seen_in_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let d = dir.path().to_str().unwrap();
+    let o = urnscan_in(&["scan", "--unique", d], b"");
+    // Files in name order: a.txt, b.txt, sub/c.txt. Keys sorted bytewise.
+    assert_eq!(text(&o), "2\turn:ab:%2c\n3\tURN:isbn:1\n1\turn:zz:q\n");
+    let o = urnscan_in(&["scan", "--unique", "--format", "jsonl", d], b"");
+    let first: serde_json::Value = serde_json::from_str(text(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(first["key"], "urn:ab:%2C");
+    assert_eq!(first["count"], 2);
+    assert_eq!(first["path"], format!("{d}/b.txt"));
+    assert_eq!(first["offset"], 31);
+}
+
+#[test]
+fn stats_json_object() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let o = urnscan_in(&["scan", "--stats", "--format", "json", dir.path().to_str().unwrap()], b"");
+    let v: serde_json::Value = serde_json::from_str(&text(&o)).unwrap();
+    assert_eq!(v["files"], 3);
+    assert_eq!(v["candidates"], 7);
+    assert_eq!(v["valid"], 6);
+    assert_eq!(v["invalid"], 1);
+    assert_eq!(v["invalid_kinds"]["nid-too-short"], 1);
+    assert_eq!(v["unique"], 3);
+    let nids = v["nids"].as_array().unwrap();
+    assert_eq!(nids[0], serde_json::json!({"nid": "isbn", "class": "formal", "occurrences": 3, "unique": 1}));
+    assert_eq!(nids[1], serde_json::json!({"nid": "ab", "class": "reserved", "occurrences": 2, "unique": 1}));
+    assert_eq!(nids[2], serde_json::json!({"nid": "zz", "class": "reserved", "occurrences": 1, "unique": 1}));
+    assert!(v["elapsed_s"].is_f64());
+}
+
+#[test]
+fn same_output_for_every_thread_count_and_mmap_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut big = String::new();
+    for i in 0..200_000 {
+        big.push_str(&format!("line {i} id=urn:ex{}:item-{} (urn:a:b) return:x\n", i % 7, i % 5000));
+    }
+    fs::write(dir.path().join("big.log"), &big).unwrap();
+    corpus(dir.path());
+    let d = dir.path().to_str().unwrap();
+    for mode in [&["scan", d][..], &["scan", "--unique", d], &["scan", "--stats", "--format", "json", d]] {
+        let run = |extra: &[&str]| {
+            let mut args = mode.to_vec();
+            args.extend_from_slice(extra);
+            let o = urnscan_in(&args, b"");
+            assert_eq!(o.status.code(), Some(0));
+            let out = text(&o);
+            // elapsed time is the one field allowed to differ
+            out.lines().map(|l| l.split(",\"elapsed_s\"").next().unwrap().to_owned()).collect::<Vec<_>>()
+        };
+        let reference = run(&["-j1", "--mmap", "never"]);
+        for extra in [&["-j2"][..], &["-j4", "--mmap", "always"], &["-j3", "--mmap", "auto"]] {
+            assert_eq!(run(extra), reference, "{mode:?} {extra:?}");
+        }
+    }
+}
+
+#[test]
+fn unreadable_input_is_reported_and_the_rest_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("ok.txt"), "urn:ab:c\n").unwrap();
+    let missing = dir.path().join("missing.txt");
+    let ok = dir.path().join("ok.txt");
+    let o = urnscan_in(&["scan", missing.to_str().unwrap(), ok.to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("ok.txt:0:urn:ab:c"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("missing.txt") && err.contains("No such file"), "{err}");
+}
+
+#[test]
+fn nothing_found_is_status_1() {
+    let o = urnscan_in(&["scan"], b"no identifiers here, return:x\n");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn invalid_lists_rejected_candidates() {
+    let o = urnscan_in(&["scan", "--invalid"], b"ok urn:ab:c bad urn:a:b and urn::x\n");
+    assert_eq!(text(&o), "-:16:nid-too-short\turn:a:b and urn::x \n-:28:nid-empty\turn::x \n");
+}
