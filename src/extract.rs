@@ -9,8 +9,9 @@
 //! 3. unless trimming is off, trailing sentence punctuation is dropped
 //!    (`.` `,` `;` `:` `!` `?` `'`, and `)` while the URN holds more `)`
 //!    than `(`), then the longest valid prefix is taken again so that a
-//!    dangling `?+`, `?=` or `#` goes too. Trimming never enters
-//!    `urn:NID:`; when no NSS is left the candidate yields nothing.
+//!    dangling `?+`, `?=` or `#` goes too (a `#` only when trimming exposed
+//!    it: `urn:ab:c#` alone has a valid, empty f-component). Trimming never
+//!    enters `urn:NID:`; when no NSS is left the candidate yields nothing.
 //!
 //! Rule 4 (matches never overlap) belongs to the caller, which resumes after
 //! the URN returned here. A candidate that yields nothing reports the error
@@ -69,13 +70,15 @@ fn trim<'h>(window: &'h [u8], mut urn: Urn<'h>, grammar: Grammar) -> Result<Urn<
     }
 }
 
-/// Where `text` ends once trailing punctuation (and a dangling `#`) is
-/// dropped, never going below `floor`.
+/// Where `text` ends once trailing punctuation is dropped, never going
+/// below `floor`. A `#` goes only when trimming left it dangling: a URN that
+/// ends in `#` by itself has a valid, empty f-component.
 fn trimmed_end(text: &[u8], floor: usize) -> usize {
     let mut end = text.len();
     while end > floor {
         let drop = match text[end - 1] {
-            b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' | b'#' => true,
+            b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' => true,
+            b'#' => end < text.len(),
             b')' => unbalanced_close(&text[..end]),
             _ => false,
         };
@@ -140,7 +143,8 @@ mod tests {
         assert_eq!(first("urn:ab:c?+."), Ok("urn:ab:c".into()));
         assert_eq!(first("urn:ab:c?=."), Ok("urn:ab:c".into()));
         assert_eq!(first("urn:ab:c#."), Ok("urn:ab:c".into()));
-        assert_eq!(first("urn:ab:c#"), Ok("urn:ab:c".into()));
+        assert_eq!(first("urn:ab:c# ok"), Ok("urn:ab:c#".into()));
+        assert_eq!(first("urn:ab:c#?"), Ok("urn:ab:c".into()));
         assert_eq!(first("urn:ab:c?+r."), Ok("urn:ab:c?+r".into()));
         // Trimming never enters urn:NID:.
         assert_eq!(first("urn:ab:."), Err("nss-empty".into()));

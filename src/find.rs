@@ -48,12 +48,10 @@ impl Iterator for Candidates<'_> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
+        // Search only where an owned candidate can be: starting before `end`.
+        let window = &self.hay[..self.hay.len().min(self.end + 3)];
         while self.pos < self.end {
-            let at = self.finder.find(self.hay, self.pos)?;
-            if at >= self.end {
-                self.pos = self.end;
-                return None;
-            }
+            let at = self.finder.find(window, self.pos)?;
             self.pos = at + 1;
             if left_boundary_ok(self.hay, at) {
                 return Some(at);

@@ -18,13 +18,10 @@ use rayon::prelude::*;
 use crate::dedup::{KeyTable, Position};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
-use crate::grammar::{parse, MAX_URN_LEN};
-use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE};
+use crate::grammar::parse;
+use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
 use crate::urn::Urn;
-
-/// Block size for streamed input.
-const STREAM_BLOCK: usize = 16 << 20;
 
 /// What a run does.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +34,8 @@ pub struct JobOptions {
     pub walk: WalkOptions,
     /// Parallel chunk size within one input.
     pub chunk_size: usize,
+    /// Block size for streamed inputs (stdin, pipes, `--mmap never`).
+    pub stream_block: usize,
     /// Build the key table (for unique URNs and statistics).
     pub keys: bool,
     /// Hand every URN and rejected candidate to the sink.
@@ -50,6 +49,7 @@ impl Default for JobOptions {
             mmap: MmapPolicy::Auto,
             walk: WalkOptions::default(),
             chunk_size: DEFAULT_CHUNK_SIZE,
+            stream_block: DEFAULT_STREAM_BLOCK,
             keys: true,
             events: true,
         }
@@ -281,10 +281,8 @@ fn emit(
     Ok(())
 }
 
-/// Scans a stream in blocks. Candidates are taken only where the whole
-/// extraction window (`MAX_URN_LEN` bytes and a little) is in the buffer,
-/// and three bytes before the resume point are kept for the left-boundary
-/// rule, so the events equal those of scanning the stream as one slice.
+/// Scans a stream in blocks on the calling thread (each block in parallel
+/// chunks), feeding the sink as it goes so memory stays bounded.
 fn scan_stream(
     scanner: &Scanner,
     opts: &JobOptions,
@@ -293,60 +291,34 @@ fn scan_stream(
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
 ) -> io::Result<()> {
-    let mut buf: Vec<u8> = Vec::with_capacity(STREAM_BLOCK + MAX_URN_LEN + 8);
-    let mut base = 0u64; // stream offset of buf[0]
-    let mut from = 0usize; // where scanning resumes in buf
     let mut totals = Totals { files: 1, ..Totals::default() };
-    loop {
-        let eof = match fill(&mut reader, &mut buf, STREAM_BLOCK + MAX_URN_LEN + 8) {
-            Ok(eof) => eof,
-            Err(error) => {
-                outcome.totals.add(&totals);
-                outcome.totals.errors += 1;
-                return sink.input_error(&InputError { path: file.name.to_owned(), error });
+    let mut sink_error = None;
+    let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
+        events.iter().for_each(|e| totals.count(e));
+        if opts.events {
+            if let Err(e) = emit(scanner, file, buf, base, events, sink) {
+                sink_error = Some(e);
+                return false;
             }
-        };
-        let end = if eof { buf.len() } else { buf.len().saturating_sub(MAX_URN_LEN + 8) };
-        if end > from {
-            let events = scanner.scan_span(&buf, from, end);
-            events.iter().for_each(|e| totals.count(e));
-            if opts.events {
-                emit(scanner, file, &buf, base, &events, sink)?;
-            }
-            if opts.keys {
-                outcome.table.merge(&table_of(&buf, &events, file.index, scanner, base));
-            }
-            from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
         }
-        if eof {
-            totals.bytes = base + buf.len() as u64;
+        if opts.keys {
+            outcome.table.merge(&table_of(buf, events, file.index, scanner, base));
+        }
+        true
+    });
+    if let Some(e) = sink_error {
+        return Err(e);
+    }
+    match result {
+        Ok(bytes) => {
+            totals.bytes = bytes;
             outcome.totals.add(&totals);
-            return Ok(());
+            Ok(())
         }
-        let keep = from.saturating_sub(3).min(buf.len());
-        buf.drain(..keep);
-        base += keep as u64;
-        from -= keep;
-    }
-}
-
-/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
-fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
-    while buf.len() < want {
-        let old = buf.len();
-        buf.resize(want, 0);
-        match reader.read(&mut buf[old..]) {
-            Ok(0) => {
-                buf.truncate(old);
-                return Ok(true);
-            }
-            Ok(n) => buf.truncate(old + n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
-            Err(e) => {
-                buf.truncate(old);
-                return Err(e);
-            }
+        Err(error) => {
+            outcome.totals.add(&totals);
+            outcome.totals.errors += 1;
+            sink.input_error(&InputError { path: file.name.to_owned(), error })
         }
     }
-    Ok(false)
 }

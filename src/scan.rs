@@ -27,16 +27,26 @@
 //! for event, to the sequential reference (a property test checks it for
 //! chunk sizes down to one byte).
 
+use std::io::{self, Read};
+
 use rayon::prelude::*;
 
 use crate::error::UrnError;
 use crate::extract::{extract, ExtractOptions};
 use crate::find::Candidates;
+use crate::grammar::MAX_URN_LEN;
 use crate::platform::simd::UrnFinder;
 
 /// Default chunk size of the parallel scan: large enough that per-chunk
 /// overhead vanishes, small enough to spread one file over every core.
-pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// Default block size of [`Scanner::scan_reader`].
+pub const DEFAULT_STREAM_BLOCK: usize = 16 << 20;
+
+/// Bytes a block must hold past a candidate's start for its extraction to
+/// be final: the longest URN, one byte to see it is too long, and slack.
+const LOOKAHEAD: usize = MAX_URN_LEN + 8;
 
 /// One outcome of a candidate, in buffer order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +172,46 @@ impl Scanner {
         parts.concat()
     }
 
+    /// Scans a stream in blocks of about `block` bytes (plus a look-ahead
+    /// of [`MAX_URN_LEN`] bytes). `on_block` receives the buffer, the stream
+    /// offset of its first byte, and the events of candidates that start in
+    /// it (offsets relative to the buffer); returning `false` stops the
+    /// scan. The events, shifted by the base, equal [`Scanner::scan`] of the
+    /// whole stream as one slice: a candidate is only judged once its whole
+    /// extraction window is in the buffer, and the three bytes before the
+    /// resume point stay for the left-boundary rule. Returns the bytes read.
+    pub fn scan_reader(
+        &self,
+        reader: &mut dyn Read,
+        block: usize,
+        mut on_block: impl FnMut(&[u8], u64, &[Event]) -> bool,
+    ) -> io::Result<u64> {
+        // Three bytes of left context stay in the buffer, so a block of
+        // fewer than four new bytes could never move forward.
+        let capacity = block.max(1) + LOOKAHEAD + 3;
+        let mut buf: Vec<u8> = Vec::with_capacity(capacity);
+        let mut base = 0u64; // stream offset of buf[0]
+        let mut from = 0usize; // where scanning resumes in buf
+        loop {
+            let eof = fill(reader, &mut buf, capacity)?;
+            let end = if eof { buf.len() } else { buf.len() - LOOKAHEAD };
+            if end > from {
+                let events = self.scan_span(&buf, from, end);
+                if !on_block(&buf, base, &events) {
+                    return Ok(base + buf.len() as u64);
+                }
+                from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+            }
+            if eof {
+                return Ok(base + buf.len() as u64);
+            }
+            let keep = from.saturating_sub(3).min(buf.len());
+            buf.drain(..keep);
+            base += keep as u64;
+            from -= keep;
+        }
+    }
+
     fn scan_chunk(&self, hay: &[u8], start: usize, end: usize) -> Vec<Event> {
         let mut events = Vec::new();
         self.scan_range(hay, start, end, |e| {
@@ -192,6 +242,23 @@ impl Scanner {
         fresh.extend_from_slice(tail);
         *events = fresh;
     }
+}
+
+/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
+    while buf.len() < want {
+        let old = buf.len();
+        buf.resize(want, 0);
+        let read = reader.read(&mut buf[old..]);
+        buf.truncate(old + *read.as_ref().unwrap_or(&0));
+        match read {
+            Ok(0) => return Ok(true),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

@@ -184,6 +184,11 @@ impl Walker<'_> {
             if i - START == 32 {
                 self.fail(ErrorKind::NidTooLong, i)?;
             }
+            // RFC 8141: a "-" in 32nd place can never be followed by the
+            // alphanumeric that must end the NID, so it breaks the grammar.
+            if i - START == 31 && b == b'-' && self.grammar == Grammar::Rfc8141 {
+                self.fail(ErrorKind::NidTrailingHyphen, i)?;
+            }
             i += 1;
         }
         match self.hay.get(i) {

@@ -164,6 +164,12 @@ fn nid_length_boundaries() {
     assert_eq!(err(&format!("urn:{}:x", nid(33)), R8), (NidTooLong, 36));
     assert_eq!(err(&format!("urn:{}:x", nid(33)), R2), (NidTooLong, 36));
     assert_eq!(err("urn:a:x", R8), (NidTooShort, 5));
+    // A "-" in 32nd place breaks RFC 8141 right there (the NID must end
+    // alphanumeric within 32 characters); RFC 2141 accepts it.
+    let hyphen32 = format!("urn:{}-:x", nid(31));
+    assert_eq!(err(&hyphen32, R8), (NidTrailingHyphen, 35));
+    assert_eq!(err(&format!("urn:{}-a:x", nid(31)), R8), (NidTrailingHyphen, 35));
+    assert!(parse(hyphen32.as_bytes(), R2).is_ok());
 }
 
 #[test]

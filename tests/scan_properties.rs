@@ -1,0 +1,213 @@
+//! Property tests of the scanner against a plain reference.
+//!
+//! The reference below is the definition written as simply as possible: try
+//! every position, skip those inside the last URN, check the left boundary
+//! from its written rule, and apply the extraction rules. The fast paths
+//! (SIMD candidate search, parallel chunks with boundary fix-ups, streaming
+//! blocks) must give exactly the same events for any text, chunk size,
+//! block size and thread count.
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use urnscan::extract::extract;
+use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner};
+
+fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut resume = 0;
+    for at in 0..hay.len() {
+        if at < resume || !hay[at..].get(..4).is_some_and(|w| w.eq_ignore_ascii_case(b"urn:")) {
+            continue;
+        }
+        if at > 0 {
+            let before = hay[at - 1];
+            let scheme_char = before.is_ascii_alphanumeric() || b"+-.".contains(&before);
+            let pct_triplet =
+                at >= 3 && hay[at - 3] == b'%' && hay[at - 2].is_ascii_hexdigit() && hay[at - 1].is_ascii_hexdigit();
+            if scheme_char && !pct_triplet {
+                continue;
+            }
+        }
+        match extract(hay, at, opts) {
+            Ok(urn) => {
+                events.push(Event::Urn { offset: at, len: urn.len() });
+                resume = at + urn.len();
+            }
+            Err(error) => events.push(Event::Rejected { offset: at, error }),
+        }
+    }
+    events
+}
+
+const FRAGMENTS: &[&str] = &[
+    "urn:",
+    "URN:",
+    "Urn:",
+    "urn:",
+    "ab",
+    "isbn",
+    "x-",
+    "-",
+    "urn-7",
+    "0451450523",
+    ":",
+    "/",
+    "?+",
+    "?=",
+    "?",
+    "#",
+    "%2c",
+    "%2C",
+    "%",
+    "%g",
+    "'",
+    "(",
+    ")",
+    ".",
+    ",",
+    ";",
+    "!",
+    " ",
+    "\n",
+    "\"",
+    "<",
+    ">",
+    "\u{e9}",
+    "return:",
+    "x-urn:",
+    "a.urn:",
+    "%22",
+    "=",
+    "&",
+    "~",
+    "@",
+    "q",
+    "Z9",
+];
+
+fn text() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 0..60).prop_map(|parts| parts.concat().into_bytes())
+}
+
+fn options() -> impl Strategy<Value = ExtractOptions> {
+    (any::<bool>(), any::<bool>()).prop_map(|(rfc2141, trim)| ExtractOptions {
+        grammar: if rfc2141 { Grammar::Rfc2141 } else { Grammar::Rfc8141 },
+        trim,
+    })
+}
+
+fn pool(threads: usize) -> &'static rayon::ThreadPool {
+    static POOLS: OnceLock<Vec<rayon::ThreadPool>> = OnceLock::new();
+    let pools = POOLS
+        .get_or_init(|| (1..=4).map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap()).collect());
+    &pools[threads - 1]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parallel_chunks_equal_the_reference(
+        hay in text(), opts in options(), chunk in prop_oneof![1usize..16, 16usize..200], threads in 1usize..=4
+    ) {
+        let expected = reference(&hay, opts);
+        let scanner = Scanner::new(opts).with_chunk_size(chunk);
+        let got = pool(threads).install(|| scanner.scan(&hay));
+        prop_assert_eq!(&got, &expected);
+        prop_assert_eq!(scanner.scan_sequential(&hay), expected);
+    }
+
+    #[test]
+    fn streamed_blocks_equal_the_whole_scan(hay in text(), opts in options(), block in 1usize..64) {
+        let scanner = Scanner::new(opts).with_chunk_size(7);
+        let whole = scanner.scan(&hay);
+        let mut streamed = Vec::new();
+        let mut reader = &hay[..];
+        let bytes = scanner.scan_reader(&mut reader, block, |_, base, events| {
+            streamed.extend(events.iter().map(|e| shift(e, base as usize)));
+            true
+        }).unwrap();
+        prop_assert_eq!(bytes as usize, hay.len());
+        prop_assert_eq!(streamed, whole);
+    }
+
+    #[test]
+    fn every_reported_urn_passes_check_with_the_same_key(hay in text(), opts in options()) {
+        for event in Scanner::new(opts).scan(&hay) {
+            if let Event::Urn { offset, len } = event {
+                let found = &hay[offset..offset + len];
+                let checked = parse(found, opts.grammar);
+                prop_assert!(checked.is_ok(), "{:?}", String::from_utf8_lossy(found));
+                let from_text = extract(&hay, offset, opts).unwrap();
+                prop_assert_eq!(checked.unwrap().key(), from_text.key());
+            }
+        }
+    }
+}
+
+fn long_text() -> impl Strategy<Value = Vec<u8>> {
+    // Longer than the stream look-ahead (MAX_URN_LEN + a few bytes), so
+    // blocks really split the text.
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 6000..9000).prop_map(|parts| parts.concat().into_bytes())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streamed_blocks_equal_the_whole_scan_across_block_edges(hay in long_text(), opts in options(), block in 1usize..3000) {
+        prop_assume!(hay.len() > urnscan::MAX_URN_LEN + 16 + block);
+        let scanner = Scanner::new(opts).with_chunk_size(61);
+        let whole = scanner.scan(&hay);
+        prop_assert_eq!(&whole, &reference(&hay, opts));
+        let mut streamed = Vec::new();
+        let mut blocks = 0;
+        scanner.scan_reader(&mut &hay[..], block, |_, base, events| {
+            blocks += 1;
+            streamed.extend(events.iter().map(|e| shift(e, base as usize)));
+            true
+        }).unwrap();
+        prop_assert!(blocks > 1);
+        prop_assert_eq!(streamed, whole);
+    }
+}
+
+fn shift(event: &Event, base: usize) -> Event {
+    match *event {
+        Event::Urn { offset, len } => Event::Urn { offset: offset + base, len },
+        Event::Rejected { offset, error } => Event::Rejected { offset: offset + base, error },
+    }
+}
+
+#[test]
+fn long_urns_and_streams_across_many_blocks() {
+    // URNs longer than a block, a too-long candidate, and URNs that straddle
+    // block and chunk edges.
+    let mut hay = Vec::new();
+    for i in 0..50 {
+        hay.extend_from_slice(format!("x urn:ab:{}{} y ", "n".repeat(i * 37), i).as_bytes());
+    }
+    hay.extend_from_slice(b"urn:ab:");
+    hay.extend(std::iter::repeat(b'z').take(urnscan::MAX_URN_LEN + 10));
+    hay.extend_from_slice(b" urn:cd:tail.");
+    let opts = ExtractOptions::default();
+    let expected = reference(&hay, opts);
+    assert_eq!(expected.iter().filter(|e| matches!(e, Event::Urn { .. })).count(), 51);
+    assert!(matches!(
+        expected[50],
+        Event::Rejected { error, .. } if error.kind() == urnscan::ErrorKind::TooLong
+    ));
+    for block in [1, 3, 4, 100, 4096, 1 << 20] {
+        let scanner = Scanner::new(opts).with_chunk_size(97);
+        let mut streamed = Vec::new();
+        scanner
+            .scan_reader(&mut &hay[..], block, |_, base, events| {
+                streamed.extend(events.iter().map(|e| shift(e, base as usize)));
+                true
+            })
+            .unwrap();
+        assert_eq!(streamed, expected, "block {block}");
+        assert_eq!(scanner.scan(&hay), expected);
+    }
+}
