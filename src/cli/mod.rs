@@ -6,6 +6,7 @@
 //! program quietly with the status it would have had.
 
 mod check;
+mod gen;
 mod output;
 mod scan;
 
@@ -31,6 +32,53 @@ enum Command {
     /// Find URNs in files, directories or stdin.
     #[command(after_help = SCAN_EXAMPLES)]
     Scan(ScanArgs),
+    /// Generate a test corpus with planted URNs and its ground truth.
+    #[command(after_help = GEN_EXAMPLES)]
+    Gen(GenArgs),
+}
+
+const GEN_EXAMPLES: &str = "\
+Examples:
+  urnscan gen --size 1GiB --seed 7 --truth truth.tsv -o corpus.txt     log/XML/JSON/prose text
+  urnscan gen --size 64MiB --density 5000 -o dense.txt                 dense: 5,000 URNs per MiB
+  urnscan gen --dataset --lines 10000000 --distinct 3000000 -o urns.txt   one URN per line
+
+The truth file has one line per planted URN: offset, URN, key (with --dataset: key and count).
+The same options always give the same bytes.";
+
+/// Options of `urnscan gen`.
+#[derive(clap::Args, Debug)]
+pub struct GenArgs {
+    /// Size of the text corpus (e.g. 64MiB, 1GiB).
+    #[arg(long, default_value = "64MiB")]
+    size: String,
+    /// Seed: the same seed and options give the same bytes.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Planted URNs per MiB of text.
+    #[arg(long, default_value_t = 200)]
+    density: u32,
+    /// Decoys (near-URNs that must not match) per MiB of text.
+    #[arg(long, default_value_t = 50)]
+    decoys: u32,
+    /// Write a URN dataset (one per line) instead of running text.
+    #[arg(long)]
+    dataset: bool,
+    /// Dataset lines.
+    #[arg(long, default_value_t = 1_000_000)]
+    lines: u64,
+    /// Distinct equivalence classes in the dataset.
+    #[arg(long, default_value_t = 300_000)]
+    distinct: u64,
+    /// Invalid dataset lines per thousand.
+    #[arg(long, default_value_t = 10)]
+    invalid_per_mille: u32,
+    /// Write the ground truth (TSV) here.
+    #[arg(long, value_name = "FILE")]
+    truth: Option<PathBuf>,
+    /// Write the corpus here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 const SCAN_EXAMPLES: &str = "\
@@ -81,6 +129,9 @@ pub struct ScanArgs {
     /// Worker threads (default: one per core). Output is the same for any value.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
+    /// Bytes per parallel chunk (tests and tuning; output is the same for any value).
+    #[arg(long, value_name = "BYTES", hide = true)]
+    chunk_size: Option<usize>,
 }
 
 /// `--mmap` values.
@@ -159,6 +210,7 @@ pub fn run() -> ExitCode {
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Scan(args) => with_threads(args.threads, || scan::run(&args)),
+        Command::Gen(args) => gen::run(&args),
     };
     match outcome {
         Ok(code) => code,

@@ -30,6 +30,7 @@ pub fn run(args: &ScanArgs) -> Result<ExitCode> {
         walk: WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow },
         keys: args.unique || args.stats,
         events: !(args.unique || args.stats) || args.invalid,
+        chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
         ..JobOptions::default()
     };
     let started = Instant::now();

@@ -1,0 +1,107 @@
+//! `urnscan gen`: deterministic corpora with planted URNs and their ground
+//! truth, for tests and benchmarks.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use urnscan::gen::{self, DatasetConfig, TextConfig};
+
+use super::GenArgs;
+
+pub fn run(args: &GenArgs) -> Result<ExitCode> {
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 20, &mut out);
+    let mut truth = match &args.truth {
+        Some(path) => Some(BufWriter::new(
+            File::create(path).with_context(|| format!("cannot create truth file {}", path.display()))?,
+        )),
+        None => None,
+    };
+    let mut truth_error = None;
+    let summary = if args.dataset {
+        let cfg = DatasetConfig {
+            lines: args.lines,
+            distinct: args.distinct,
+            seed: args.seed,
+            invalid_per_mille: args.invalid_per_mille,
+        };
+        let mut record = |k: gen::KeyCount<'_>| {
+            if let Some(t) = truth.as_mut() {
+                if let Err(e) = gen::write_key_count_tsv_line(t, &k) {
+                    truth_error.get_or_insert(e);
+                }
+            }
+        };
+        gen::generate_dataset(&cfg, &mut out, Some(&mut record))
+    } else {
+        let cfg = TextConfig {
+            size: parse_size(&args.size)?,
+            seed: args.seed,
+            urns_per_mib: args.density,
+            decoys_per_mib: args.decoys,
+        };
+        let mut record = |p: gen::Planted<'_>| {
+            if let Some(t) = truth.as_mut() {
+                if let Err(e) = gen::write_truth_tsv_line(t, &p) {
+                    truth_error.get_or_insert(e);
+                }
+            }
+        };
+        gen::generate_text(&cfg, &mut out, Some(&mut record))
+    }
+    .context("cannot write the corpus")?;
+    out.flush().context("cannot write the corpus")?;
+    if let Some(e) = truth_error {
+        return Err(e).context("cannot write the truth file");
+    }
+    if let Some(mut t) = truth {
+        t.flush().context("cannot write the truth file")?;
+    }
+    eprintln!(
+        "urnscan gen: {} bytes, {} URNs planted, {} decoys, {} distinct keys",
+        summary.bytes, summary.planted, summary.decoys, summary.distinct_keys
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `1GiB`, `64MiB`, `100MB`, `4k`, `1000`: binary units for `KiB`/`MiB`/`GiB`
+/// and for the bare letters `k`/`m`/`g` (as `dd` and most tools read them),
+/// decimal for `KB`/`MB`/`GB`.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: f64 = number.parse().with_context(|| format!("not a size: {text:?} (try 64MiB or 1GiB)"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        other => bail!("unknown size unit {other:?} in {text:?} (use KiB, MiB, GiB, KB, MB or GB)"),
+    };
+    Ok((number * scale) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1.5MB").unwrap(), 1_500_000);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
+    }
+}
