@@ -17,17 +17,26 @@ pub(crate) fn key_bytes(name: &[u8], nid_end: usize) -> Cow<'_, [u8]> {
         Cow::Borrowed(name)
     } else {
         let mut out = Vec::with_capacity(name.len());
-        write_normalized(name, nid_end, &mut out);
+        write_key(name, nid_end, &mut out);
         Cow::Owned(out)
     }
 }
 
-/// Appends the key of `name` to `out`.
+/// Appends the key of `name` to `out`: one bulk copy, then the few bytes
+/// that normalisation touches are fixed in place (no per-byte branching on
+/// the common path).
 pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
-    if is_key_form(name, nid_end) {
-        out.extend_from_slice(name);
-    } else {
-        write_normalized(name, nid_end, out);
+    let start = out.len();
+    out.extend_from_slice(name);
+    let key = &mut out[start..];
+    key[..4].copy_from_slice(b"urn:");
+    key[4..nid_end].make_ascii_lowercase();
+    let nss = &mut key[nid_end + 1..];
+    let mut from = 0;
+    while let Some(p) = memchr::memchr(b'%', &nss[from..]) {
+        let hex = from + p + 1;
+        nss[hex..hex + 2].make_ascii_uppercase();
+        from = hex + 2;
     }
 }
 
@@ -40,20 +49,6 @@ fn is_key_form(name: &[u8], nid_end: usize) -> bool {
 
 fn has_lower_hex(digits: &[u8]) -> bool {
     digits.iter().any(|b| matches!(b, b'a'..=b'f'))
-}
-
-fn write_normalized(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"urn:");
-    out.extend(name[4..nid_end].iter().map(u8::to_ascii_lowercase));
-    out.push(b':');
-    let nss = &name[nid_end + 1..];
-    let mut last = 0;
-    for p in memchr::memchr_iter(b'%', nss) {
-        out.extend_from_slice(&nss[last..=p]);
-        out.extend(nss[p + 1..p + 3].iter().map(u8::to_ascii_uppercase));
-        last = p + 3;
-    }
-    out.extend_from_slice(&nss[last..]);
 }
 
 #[cfg(test)]

@@ -13,21 +13,23 @@ use crate::grammar::{self, Grammar};
 use crate::key;
 use crate::nid::{self, NidClass};
 
-/// Where the parts of a URN are, as byte offsets into its text.
+/// Where the parts of a URN are, as byte offsets into its text. A URN is
+/// at most [`crate::MAX_URN_LEN`] bytes, so `u16` offsets suffice and keep
+/// the parser's snapshots small.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Parts {
     /// Index of the ":" that ends the NID (the NID is `4..nid_end`).
-    pub nid_end: usize,
+    pub nid_end: u16,
     /// End of the NSS (it starts at `nid_end + 1`).
-    pub nss_end: usize,
+    pub nss_end: u16,
     /// r-component, without its "?+".
-    pub r: Option<(usize, usize)>,
+    pub r: Option<(u16, u16)>,
     /// q-component, without its "?=".
-    pub q: Option<(usize, usize)>,
+    pub q: Option<(u16, u16)>,
     /// Start of the f-component, after its "#"; it runs to `end`.
-    pub f: Option<usize>,
+    pub f: Option<u16>,
     /// End of the URN.
-    pub end: usize,
+    pub end: u16,
 }
 
 /// A valid URN, borrowed from the input it was parsed from.
@@ -43,7 +45,7 @@ pub struct Urn<'a> {
 
 impl<'a> Urn<'a> {
     pub(crate) fn from_parts(input: &'a [u8], grammar: Grammar, parts: Parts) -> Urn<'a> {
-        Urn { text: &input[..parts.end], grammar, parts }
+        Urn { text: &input[..parts.end as usize], grammar, parts }
     }
 
     /// Parses the whole of `input` under `grammar`; see [`grammar::parse`].
@@ -88,7 +90,7 @@ impl<'a> Urn<'a> {
 
     /// Byte range of the NID.
     pub fn nid_range(&self) -> Range<usize> {
-        4..self.parts.nid_end
+        4..self.parts.nid_end as usize
     }
 
     /// The namespace-specific string as written. Under RFC 2141 it runs to
@@ -99,17 +101,17 @@ impl<'a> Urn<'a> {
 
     /// Byte range of the NSS.
     pub fn nss_range(&self) -> Range<usize> {
-        self.parts.nid_end + 1..self.parts.nss_end
+        self.parts.nid_end as usize + 1..self.parts.nss_end as usize
     }
 
     /// `urn:NID:NSS` as written, without r-, q- and f-components.
     pub fn assigned_name(&self) -> &'a str {
-        ascii(&self.text[..self.parts.nss_end])
+        ascii(&self.text[..self.parts.nss_end as usize])
     }
 
     /// Byte range of the r-component, without its "?+".
     pub fn r_range(&self) -> Option<Range<usize>> {
-        self.parts.r.map(|(s, e)| s..e)
+        self.parts.r.map(|(s, e)| s as usize..e as usize)
     }
 
     /// The r-component, without its "?+" (RFC 8141 only).
@@ -119,7 +121,7 @@ impl<'a> Urn<'a> {
 
     /// Byte range of the q-component, without its "?=".
     pub fn q_range(&self) -> Option<Range<usize>> {
-        self.parts.q.map(|(s, e)| s..e)
+        self.parts.q.map(|(s, e)| s as usize..e as usize)
     }
 
     /// The q-component, without its "?=" (RFC 8141 only).
@@ -129,7 +131,7 @@ impl<'a> Urn<'a> {
 
     /// Byte range of the f-component, without its "#" (may be empty).
     pub fn f_range(&self) -> Option<Range<usize>> {
-        self.parts.f.map(|s| s..self.text.len())
+        self.parts.f.map(|s| s as usize..self.text.len())
     }
 
     /// The f-component, without its "#" (RFC 8141 only). `Some("")` for a
@@ -143,7 +145,7 @@ impl<'a> Urn<'a> {
     /// upper-cased; components dropped; nothing decoded. Borrowed from the
     /// input when the input is already in that form.
     pub fn key(&self) -> Cow<'a, str> {
-        match key::key_bytes(&self.text[..self.parts.nss_end], self.parts.nid_end) {
+        match key::key_bytes(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize) {
             Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),
             Cow::Owned(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
         }
@@ -152,7 +154,7 @@ impl<'a> Urn<'a> {
     /// Appends the equivalence key to `out`: the allocation-free form of
     /// [`Urn::key`] for callers that reuse a buffer.
     pub fn write_key(&self, out: &mut Vec<u8>) {
-        key::write_key(&self.text[..self.parts.nss_end], self.parts.nid_end, out)
+        key::write_key(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize, out)
     }
 
     /// The NID's class under RFC 8141 §5.
