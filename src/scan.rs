@@ -245,20 +245,15 @@ impl Scanner {
 }
 
 /// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+/// Reads into the vector's spare capacity: nothing is zero-filled first, so
+/// a small file streamed through a large block costs only its own bytes.
 fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
-    while buf.len() < want {
-        let old = buf.len();
-        buf.resize(want, 0);
-        let read = reader.read(&mut buf[old..]);
-        buf.truncate(old + *read.as_ref().unwrap_or(&0));
-        match read {
-            Ok(0) => return Ok(true),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    let missing = want.saturating_sub(buf.len());
+    if missing == 0 {
+        return Ok(false);
     }
-    Ok(false)
+    let got = reader.take(missing as u64).read_to_end(buf)?;
+    Ok(got < missing)
 }
 
 #[cfg(test)]
