@@ -252,7 +252,10 @@ fn consume(
 }
 
 fn changed_error(name: &str) -> InputError {
-    let error = io::Error::other("the file shrank while it was being scanned; results for it are incomplete");
+    let error = io::Error::other(
+        "the file shrank while it was being scanned, so results for it are incomplete; \
+         scan a copy that is not being written, or use --mmap never",
+    );
     InputError { path: name.to_owned(), error }
 }
 

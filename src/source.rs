@@ -72,7 +72,21 @@ pub struct InputError {
 
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.error)
+        write!(f, "{}: {}", self.path, self.error)?;
+        match hint(&self.error) {
+            Some(hint) => write!(f, " ({hint})"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a user can do about an input error.
+fn hint(error: &io::Error) -> Option<&'static str> {
+    match error.kind() {
+        io::ErrorKind::NotFound => Some("check the path; it was skipped and the other inputs were scanned"),
+        io::ErrorKind::PermissionDenied => Some("check its permissions; it was skipped"),
+        io::ErrorKind::InvalidData => Some("the data could not be decoded; it was skipped"),
+        _ => None,
     }
 }
 
@@ -118,9 +132,10 @@ fn walk_dir(dir: &Path, opts: WalkOptions, out: &mut Vec<Result<Input, InputErro
 
 fn walk_error(dir: &Path, err: ignore::Error) -> InputError {
     let path = error_path(&err).unwrap_or(dir).to_string_lossy().into_owned();
-    let error = match err.into_io_error() {
-        Some(io) => io,
-        None => io::Error::other("directory loop or unreadable entry (see --follow)"),
+    let error = match err.io_error() {
+        Some(io) => io::Error::new(io.kind(), io.to_string()),
+        // Loops (with -L) and the like: the walker's own words say what and where.
+        None => io::Error::other(format!("{err}; the loop was not followed and the rest was scanned")),
     };
     InputError { path, error }
 }

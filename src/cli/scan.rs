@@ -208,7 +208,7 @@ impl<W: Write> Sink for Printer<W> {
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
         // Keep stdout and stderr in order for a reader of both.
         self.out.flush()?;
-        eprintln!("urnscan: {}: {}", error.path, error.error);
+        eprintln!("urnscan: {error}");
         Ok(())
     }
 }
