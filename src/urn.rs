@@ -157,7 +157,9 @@ impl<'a> Urn<'a> {
         key::write_key(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize, out)
     }
 
-    /// The NID's class under RFC 8141 §5.
+    /// The NID's class under RFC 8141 §5. This parses the embedded registry
+    /// on each call; to classify many URNs, hold a
+    /// [`NidClassifier`](crate::NidClassifier) and call its `classify`.
     pub fn nid_class(&self) -> NidClass {
         nid::classify(self.nid().as_bytes())
     }

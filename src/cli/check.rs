@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use urnscan::{parse, Urn, UrnError};
+use urnscan::{parse, NidClassifier, Urn, UrnError};
 
 use super::output::{json_opt, json_str};
 use super::{grammar, CheckArgs, CheckFormat};
@@ -16,12 +16,13 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     let mut all_valid = true;
+    let classifier = NidClassifier::new();
     let mut judge = |input: &[u8]| -> Result<()> {
         let result = parse(input, grammar);
         all_valid &= result.is_ok();
         match args.format {
-            CheckFormat::Text => write_text(&mut out, input, &result),
-            CheckFormat::Jsonl => write_jsonl(&mut out, input, &result),
+            CheckFormat::Text => write_text(&mut out, input, &result, &classifier),
+            CheckFormat::Jsonl => write_jsonl(&mut out, input, &result, &classifier),
         }
         .context("cannot write to standard output")
     };
@@ -65,7 +66,12 @@ fn os_bytes(arg: &OsString) -> Vec<u8> {
     }
 }
 
-fn write_text(out: &mut impl Write, input: &[u8], result: &Result<Urn, UrnError>) -> io::Result<()> {
+fn write_text(
+    out: &mut impl Write,
+    input: &[u8],
+    result: &Result<Urn, UrnError>,
+    classifier: &NidClassifier,
+) -> io::Result<()> {
     match result {
         Ok(urn) => {
             write!(out, "{urn}\tvalid\tnid={} nss={}", urn.nid(), urn.nss())?;
@@ -74,7 +80,7 @@ fn write_text(out: &mut impl Write, input: &[u8], result: &Result<Urn, UrnError>
                     write!(out, " {name}={part}")?;
                 }
             }
-            writeln!(out, " class={} key={}", urn.nid_class(), urn.key())
+            writeln!(out, " class={} key={}", classifier.classify(urn.nid().as_bytes()), urn.key())
         }
         Err(e) => {
             let shown = String::from_utf8_lossy(input);
@@ -83,7 +89,12 @@ fn write_text(out: &mut impl Write, input: &[u8], result: &Result<Urn, UrnError>
     }
 }
 
-fn write_jsonl(out: &mut impl Write, input: &[u8], result: &Result<Urn, UrnError>) -> io::Result<()> {
+fn write_jsonl(
+    out: &mut impl Write,
+    input: &[u8],
+    result: &Result<Urn, UrnError>,
+    classifier: &NidClassifier,
+) -> io::Result<()> {
     out.write_all(b"{\"input\":")?;
     json_str(out, &String::from_utf8_lossy(input))?;
     match result {
@@ -101,7 +112,7 @@ fn write_jsonl(out: &mut impl Write, input: &[u8], result: &Result<Urn, UrnError
             out.write_all(b",\"key\":")?;
             json_str(out, &urn.key())?;
             out.write_all(b",\"nid_class\":")?;
-            json_str(out, urn.nid_class().as_str())?;
+            json_str(out, classifier.classify(urn.nid().as_bytes()).as_str())?;
             out.write_all(b",\"error\":null}\n")
         }
         Err(e) => {

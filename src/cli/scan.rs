@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use urnscan::dedup::{Entry, KeyTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
 use urnscan::source::{InputError, MmapPolicy, WalkOptions};
-use urnscan::{classify_nid, ExtractOptions, Urn, UrnError};
+use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::output::{csv_field, json_str, nid_of_key, thousands};
 use super::{grammar, Format, MmapArg, ScanArgs};
@@ -215,6 +215,7 @@ impl<W: Write> Sink for Printer<W> {
 
 struct NidStat {
     nid: String,
+    class: &'static str,
     occurrences: u64,
     unique: u64,
 }
@@ -226,9 +227,15 @@ fn nid_stats(table: &KeyTable) -> Vec<NidStat> {
         slot.0 += e.count;
         slot.1 += 1;
     }
+    let classifier = NidClassifier::new();
     let mut stats: Vec<NidStat> = by_nid
         .into_iter()
-        .map(|(nid, (occurrences, unique))| NidStat { nid: nid.to_owned(), occurrences, unique })
+        .map(|(nid, (occurrences, unique))| NidStat {
+            nid: nid.to_owned(),
+            class: classifier.classify(nid.as_bytes()).as_str(),
+            occurrences,
+            unique,
+        })
         .collect();
     stats.sort_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
     stats
@@ -245,15 +252,7 @@ fn write_stats_text(
     let w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
     writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", "nid", "class", "occurrences", "unique")?;
     for s in nids {
-        let class = classify_nid(s.nid.as_bytes());
-        writeln!(
-            out,
-            "{:<w$}  {:<12}  {:>14}  {:>12}",
-            s.nid,
-            class.as_str(),
-            thousands(s.occurrences),
-            thousands(s.unique)
-        )?;
+        writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", s.nid, s.class, thousands(s.occurrences), thousands(s.unique))?;
     }
     writeln!(out)?;
     let rows: [(&str, String); 7] = [
@@ -297,8 +296,7 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
         let sep = if i > 0 { "," } else { "" };
         write!(out, "{sep}{{\"nid\":")?;
         json_str(out, &s.nid)?;
-        let class = classify_nid(s.nid.as_bytes());
-        write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", class.as_str(), s.occurrences, s.unique)?;
+        write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
     }
     writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
 }

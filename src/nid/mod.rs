@@ -2,10 +2,11 @@
 //!
 //! The IANA registry of URN namespaces is compiled into the binary
 //! (`iana-urn-namespaces.tsv`, a copy of the registry dated in its header),
-//! so classification needs no file at run time. The registry is small (about
-//! a hundred names) and classification runs once per distinct NID in reports,
-//! so a linear scan over the embedded text is fast enough and keeps the crate
-//! free of global state.
+//! so classification needs no file at run time. A [`NidClassifier`] parses
+//! it once into a sorted table (binary search per NID); hold one when
+//! classifying many NIDs. The free function [`classify`] builds one per
+//! call, which is fine for a handful of NIDs and keeps the crate free of
+//! global state.
 
 use std::fmt;
 
@@ -61,9 +62,51 @@ impl fmt::Display for NidClass {
 /// assert_eq!(classify_nid(b"acme"), NidClass::Unregistered);
 /// ```
 pub fn classify(nid: &[u8]) -> NidClass {
-    if registry_kind(nid) == Some("formal") {
-        NidClass::Formal
-    } else if is_informal(nid) {
+    NidClassifier::new().classify(nid)
+}
+
+/// The embedded registry, parsed once: classify many NIDs cheaply.
+#[derive(Clone, Debug)]
+pub struct NidClassifier {
+    /// Registered formal NIDs, lower-cased and sorted.
+    formal: Vec<String>,
+}
+
+impl Default for NidClassifier {
+    fn default() -> Self {
+        NidClassifier::new()
+    }
+}
+
+impl NidClassifier {
+    /// Parses the embedded IANA registry.
+    pub fn new() -> NidClassifier {
+        let mut formal: Vec<String> =
+            registry().filter(|(_, kind)| *kind == "formal").map(|(nid, _)| nid.to_ascii_lowercase()).collect();
+        formal.sort_unstable();
+        NidClassifier { formal }
+    }
+
+    /// The class of `nid` (any case; assumed to be valid syntax).
+    pub fn classify(&self, nid: &[u8]) -> NidClass {
+        let mut lower = [0u8; 32];
+        let formal = nid.len() <= lower.len() && {
+            let lower = &mut lower[..nid.len()];
+            lower.copy_from_slice(nid);
+            lower.make_ascii_lowercase();
+            self.formal.binary_search_by(|f| f.as_bytes().cmp(lower)).is_ok()
+        };
+        if formal {
+            NidClass::Formal
+        } else {
+            classify_shape(nid)
+        }
+    }
+}
+
+/// The class of a NID that is not registered as formal, from its shape.
+fn classify_shape(nid: &[u8]) -> NidClass {
+    if is_informal(nid) {
         NidClass::Informal
     } else if is_reserved(nid) {
         NidClass::Reserved
@@ -150,8 +193,14 @@ mod tests {
             (b"example-x", NidClass::Unregistered),
             (b"acme", NidClass::Unregistered),
         ];
+        let classifier = NidClassifier::new();
         for (nid, class) in cases {
             assert_eq!(classify(nid), *class, "{}", String::from_utf8_lossy(nid));
+            assert_eq!(classifier.classify(nid), *class, "{}", String::from_utf8_lossy(nid));
+        }
+        // Every formal registry entry is formal, whatever its case.
+        for (nid, kind) in registry().filter(|(_, k)| *k == "formal") {
+            assert_eq!(classifier.classify(nid.to_ascii_uppercase().as_bytes()), NidClass::Formal, "{nid} {kind}");
         }
     }
 }
