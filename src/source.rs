@@ -19,6 +19,14 @@ use crate::platform::mmap::Mapping;
 
 /// Files at least this large are mapped under [`MmapPolicy::Auto`]; smaller
 /// ones are read, which costs less than setting up a mapping.
+///
+/// Measured (2026-11-21, 2-core Xeon VM, page-cached, `scan --stats -j1`
+/// over 64 MiB split into equal files, `--mmap always` vs `never`):
+/// 16 KiB files 54 ms mapped vs 26 ms read; 64 KiB 25 vs 17 ms; 256 KiB
+/// 13 vs 12 ms; from 1 MiB up the two are within noise of each other. So
+/// small files are read, and large ones mapped, which lets one file be split
+/// into parallel chunks without copying it and keeps streaming for inputs
+/// that cannot be mapped.
 pub const AUTO_MMAP_THRESHOLD: u64 = 1 << 20;
 
 /// When to memory-map regular files.
