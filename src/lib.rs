@@ -69,7 +69,6 @@ pub mod gen;
 pub mod grammar;
 pub mod job;
 pub mod key;
-pub mod lines;
 pub mod nid;
 pub mod platform;
 pub mod scan;
