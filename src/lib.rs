@@ -69,6 +69,7 @@ pub mod gen;
 pub mod grammar;
 pub mod job;
 pub mod key;
+pub mod lines;
 pub mod nid;
 pub mod platform;
 pub mod scan;

@@ -6,6 +6,7 @@
 //! program quietly with the status it would have had.
 
 mod check;
+mod dedup;
 mod gen;
 mod output;
 mod scan;
@@ -32,6 +33,9 @@ enum Command {
     /// Find URNs in files, directories or stdin.
     #[command(after_help = SCAN_EXAMPLES)]
     Scan(ScanArgs),
+    /// Deduplicate URNs given one per line, by RFC 8141 equivalence.
+    #[command(after_help = DEDUP_EXAMPLES)]
+    Dedup(DedupArgs),
     /// Generate a test corpus with planted URNs and its ground truth.
     #[command(after_help = GEN_EXAMPLES)]
     Gen(GenArgs),
@@ -145,6 +149,72 @@ pub enum MmapArg {
     Never,
 }
 
+const DEDUP_EXAMPLES: &str = "\
+Examples:
+  urnscan dedup urns.txt > unique.txt            each class once, as first seen
+  urnscan dedup --count --sort key a.txt b.txt   count<TAB>urn, by equivalence key
+  urnscan dedup --keys --rejects bad.tsv in.txt  keys; invalid lines to bad.tsv
+  urnscan dedup --format jsonl --ns-rules in.txt key, urn, count, nid, path, line
+  zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
+
+Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
+Invalid lines go to stderr as FILE:LINE: kind: message (FILE is - for stdin), or with --rejects to a
+TSV file ([path<TAB>]line<TAB>kind<TAB>text, the path when there are several inputs); then a summary
+of the counts. --quiet hides both on stderr but never skips the --rejects file.
+
+Exit status: 0 on success (also when no URN is left), 1 with --strict if a line is invalid,
+2 if an input could not be read (the other inputs are still processed).";
+
+/// Options of `urnscan dedup`.
+#[derive(clap::Args, Debug)]
+pub struct DedupArgs {
+    /// Files of one URN per line; none or `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Judge by RFC 2141 (1997) instead of RFC 8141.
+    #[arg(long)]
+    rfc2141: bool,
+    /// Output order: by first occurrence, or by equivalence key (byte order).
+    #[arg(long, value_enum, default_value_t = dedup::SortOrder::FirstSeen)]
+    sort: dedup::SortOrder,
+    /// Text output: prefix each class with its number of lines (count<TAB>urn).
+    #[arg(short, long)]
+    count: bool,
+    /// Text output: print the equivalence key instead of the first-seen form.
+    #[arg(short, long)]
+    keys: bool,
+    /// Output format; jsonl and csv give key, urn, count, nid, path and line of the first occurrence.
+    #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
+    format: dedup::DedupFormat,
+    /// Write invalid lines to FILE (TSV: [path], line, kind, text) instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    rejects: Option<PathBuf>,
+    /// No reject messages and no summary on stderr (a --rejects file is still written).
+    #[arg(short, long)]
+    quiet: bool,
+    /// Exit with status 1 if any line is not a valid URN.
+    #[arg(long)]
+    strict: bool,
+    /// Also merge what a namespace's own RFC declares equivalent (applied to the RFC 8141 key, so it only
+    /// merges): uuid (RFC 4122 §3: hex digits are case-insensitive, so an 8-4-4-4-12 UUID is lower-cased) and
+    /// ietf (RFC 2648 §2: the ABNF literals rfc, fyi, std, bcp, id, mtg are case-insensitive, RFC 2234 §2.3,
+    /// so that token is lower-cased).
+    #[arg(long)]
+    ns_rules: bool,
+    /// Spill the key tables to temporary files when they exceed SIZE (e.g. 512MiB); the output is the same.
+    #[arg(long, value_name = "SIZE", value_parser = dedup::size_arg)]
+    memory_limit: Option<u64>,
+    /// Directory for spill files (default: $TMPDIR, else /tmp).
+    #[arg(long, value_name = "DIR")]
+    temp_dir: Option<PathBuf>,
+    /// Worker threads (default: one per core). Output is the same for any value.
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    /// Bytes per block of input (tests and tuning; output is the same for any value).
+    #[arg(long, value_name = "BYTES", hide = true)]
+    block_size: Option<usize>,
+}
+
 const CHECK_EXAMPLES: &str = "\
 Examples:
   urnscan check urn:ietf:rfc:8141 'URN:ISBN:0451450523?=lang=en#p3'
@@ -210,6 +280,7 @@ pub fn run() -> ExitCode {
     let outcome = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Scan(args) => with_threads(args.threads, || scan::run(&args)),
+        Command::Dedup(args) => with_threads(args.threads, || dedup::run(&args)),
         Command::Gen(args) => gen::run(&args),
     };
     match outcome {

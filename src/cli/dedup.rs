@@ -1,0 +1,290 @@
+//! `urnscan dedup`: one URN per line in, each equivalence class once out.
+//!
+//! The work is done by [`urnscan::lines::LineDedup`]; this module opens the
+//! inputs (mapped or streamed, as `scan` does), sends rejected lines to
+//! stderr or to the `--rejects` file as they come, prints the classes, the
+//! summary, and picks the exit status. All diagnostics go through one
+//! buffered stderr writer, so a file with many bad lines costs no system
+//! call per line, and messages stay in input order.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use urnscan::dedup::Entry;
+use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
+use urnscan::source::{self, Contents, Input, MmapPolicy, WalkOptions};
+use urnscan::UrnError;
+
+use super::output::{csv_field, json_str, nid_of_key, thousands};
+use super::{grammar, DedupArgs};
+
+/// `dedup --format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DedupFormat {
+    /// One class per line: the first-seen form (or key), optionally after its count.
+    Text,
+    /// One JSON object per class: key, urn, count, nid, path, line.
+    Jsonl,
+    /// Comma-separated: key,urn,count,nid,path,line, with a header row.
+    Csv,
+}
+
+/// `dedup --sort` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortOrder {
+    /// In the order the classes first appear.
+    FirstSeen,
+    /// By equivalence key, byte by byte.
+    Key,
+}
+
+/// Parses `--memory-limit` like `gen --size` (`64MiB`, `1GiB`, `500MB`).
+pub fn size_arg(text: &str) -> Result<u64, String> {
+    super::gen::parse_size(text).map_err(|e| e.to_string())
+}
+
+pub fn run(args: &DedupArgs) -> Result<ExitCode> {
+    if args.files.is_empty() && io::stdin().is_terminal() && !args.quiet {
+        eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
+    }
+    let inputs = source::expand(&args.files, WalkOptions::default());
+    let names: Vec<String> =
+        inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
+    let mut reporter = Reporter::new(args, &names)?;
+    let mut dedup = LineDedup::new(DedupOptions {
+        grammar: grammar(args.rfc2141),
+        ns_rules: args.ns_rules,
+        memory_limit: args.memory_limit,
+        temp_dir: args.temp_dir.clone(),
+        block_size: args.block_size.unwrap_or(DEFAULT_BLOCK_SIZE),
+    });
+    let mut input_errors = 0u64;
+    for (i, input) in inputs.iter().enumerate() {
+        let outcome = match input {
+            Err(e) => Err(io::Error::new(e.error.kind(), e.error.to_string())),
+            Ok(input) => {
+                let file = u32::try_from(i).context("too many inputs")?;
+                feed(&mut dedup, input, file, &mut reporter)?
+            }
+        };
+        if let Err(error) = outcome {
+            input_errors += 1;
+            reporter.input_error(&names[i], &error)?;
+        }
+    }
+    reporter.finish_rejects()?;
+    // Rejects before the classes, for a reader of both streams.
+    reporter.err.flush().context("cannot write to standard error")?;
+    let counts = dedup.counts().clone();
+    let finished = print_classes(args, &names, dedup)?;
+    if !args.quiet {
+        write_summary(&mut reporter.err, &counts, finished, input_errors).context("cannot write to standard error")?;
+    }
+    reporter.err.flush().context("cannot write to standard error")?;
+    Ok(if input_errors > 0 {
+        ExitCode::from(2)
+    } else if args.strict && counts.invalid_total() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Feeds one input. The outer error stops the run (rejects or spill files
+/// cannot be written); the inner one is this input's read error.
+fn feed(dedup: &mut LineDedup, input: &Input, file: u32, reporter: &mut Reporter<'_>) -> Result<io::Result<()>> {
+    let contents = match source::open(input, MmapPolicy::Auto) {
+        Ok(contents) => contents,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut sink = |r: &Reject<'_>| reporter.reject(r);
+    let fed = match contents {
+        Contents::Whole(whole) => match dedup.add_bytes(whole.as_bytes(), file, &mut sink) {
+            Ok(_) if whole.changed_during_use() => {
+                return Ok(Err(io::Error::other(
+                    "the file shrank while it was being read; results for it are incomplete",
+                )))
+            }
+            other => other,
+        },
+        Contents::Stream(mut reader) => dedup.add_reader(&mut reader, file, &mut sink),
+    };
+    match fed {
+        Ok(_) => Ok(Ok(())),
+        Err(FeedError::Read(e)) => Ok(Err(e)),
+        Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
+    }
+}
+
+/// Where rejected lines and input errors go.
+struct Reporter<'a> {
+    names: &'a [String],
+    /// The path column of the rejects file is written when there are several inputs.
+    several: bool,
+    rejects: Option<(PathBuf, BufWriter<File>)>,
+    err: BufWriter<io::Stderr>,
+    quiet: bool,
+}
+
+impl<'a> Reporter<'a> {
+    fn new(args: &DedupArgs, names: &'a [String]) -> Result<Reporter<'a>> {
+        let rejects = match &args.rejects {
+            Some(path) => {
+                let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+                Some((path.clone(), BufWriter::with_capacity(64 << 10, file)))
+            }
+            None => None,
+        };
+        let err = BufWriter::with_capacity(64 << 10, io::stderr());
+        Ok(Reporter { names, several: names.len() > 1, rejects, err, quiet: args.quiet })
+    }
+
+    fn reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
+        let name = self.names.get(r.file as usize).map_or("-", String::as_str);
+        let kind = r.error.kind().as_str();
+        match &mut self.rejects {
+            Some((_, w)) => {
+                if self.several {
+                    write!(w, "{name}\t")?;
+                }
+                write!(w, "{}\t{kind}\t", r.line)?;
+                w.write_all(r.text)?;
+                w.write_all(b"\n")
+            }
+            None if self.quiet => Ok(()),
+            None => writeln!(self.err, "{name}:{}: {kind}: {}", r.line, describe(&r.error, r.text)),
+        }
+    }
+
+    /// Input errors are shown even with `--quiet`: they change the exit status.
+    fn input_error(&mut self, name: &str, error: &io::Error) -> Result<()> {
+        writeln!(self.err, "urnscan: {name}: {error}").context("cannot write to standard error")
+    }
+
+    fn finish_rejects(&mut self) -> Result<()> {
+        if let Some((path, w)) = &mut self.rejects {
+            w.flush().with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `the NID must be ... (RFC 8141 §2), at byte 5 of "urn:a:b"`.
+fn describe(error: &UrnError, text: &[u8]) -> String {
+    const SHOWN: usize = 120;
+    let message = error.message();
+    let detail = message.split_once(": ").map_or(message.as_str(), |(_, d)| d);
+    let lossy = String::from_utf8_lossy(text);
+    let mut shown: String = lossy.chars().take(SHOWN).collect();
+    if lossy.chars().nth(SHOWN).is_some() {
+        shown.push_str("...");
+    }
+    format!("{detail}, at byte {} of {shown:?}", error.offset())
+}
+
+/// Prints every class to stdout.
+fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result<Finished> {
+    let stdout = io::stdout();
+    let mut printer = Printer {
+        out: BufWriter::with_capacity(256 << 10, stdout.lock()),
+        format: args.format,
+        count: args.count,
+        keys: args.keys,
+        names,
+    };
+    let order = match args.sort {
+        SortOrder::FirstSeen => Order::FirstSeen,
+        SortOrder::Key => Order::Key,
+    };
+    let mut output_error = None;
+    let finished = printer.header().and_then(|()| {
+        dedup.finish(order, &mut |e| {
+            printer.entry(e).map_err(|err| {
+                let kind = err.kind();
+                output_error = Some(err);
+                io::Error::new(kind, "output failed")
+            })
+        })
+    });
+    if let Some(err) = output_error {
+        return Err(err).context("cannot write to standard output");
+    }
+    let finished = finished.context("cannot read back the spill files")?;
+    printer.out.flush().context("cannot write to standard output")?;
+    Ok(finished)
+}
+
+struct Printer<'a, W: Write> {
+    out: W,
+    format: DedupFormat,
+    count: bool,
+    keys: bool,
+    names: &'a [String],
+}
+
+impl<'a, W: Write> Printer<'a, W> {
+    fn header(&mut self) -> io::Result<()> {
+        match self.format {
+            DedupFormat::Csv => self.out.write_all(b"key,urn,count,nid,path,line\n"),
+            _ => Ok(()),
+        }
+    }
+
+    fn entry(&mut self, e: &Entry<'_>) -> io::Result<()> {
+        match self.format {
+            DedupFormat::Text => {
+                if self.count {
+                    write!(self.out, "{}\t", e.count)?;
+                }
+                self.out.write_all(if self.keys { e.key } else { e.raw })?;
+                self.out.write_all(b"\n")
+            }
+            DedupFormat::Jsonl => {
+                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(e.raw));
+                self.out.write_all(b"{\"key\":")?;
+                json_str(&mut self.out, &key)?;
+                self.out.write_all(b",\"urn\":")?;
+                json_str(&mut self.out, &raw)?;
+                write!(self.out, ",\"count\":{},\"nid\":", e.count)?;
+                json_str(&mut self.out, nid_of_key(&key))?;
+                let path = self.path(e);
+                self.out.write_all(b",\"path\":")?;
+                json_str(&mut self.out, path)?;
+                writeln!(self.out, ",\"line\":{}}}", e.first.offset)
+            }
+            DedupFormat::Csv => {
+                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(e.raw));
+                let (count, line) = (e.count.to_string(), e.first.offset.to_string());
+                let fields: [&str; 6] = [&key, &raw, &count, nid_of_key(&key), self.path(e), &line];
+                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                writeln!(self.out, "{}", line.join(","))
+            }
+        }
+    }
+
+    fn path(&self, e: &Entry<'_>) -> &'a str {
+        self.names.get(e.first.file as usize).map_or("-", String::as_str)
+    }
+}
+
+fn write_summary(out: &mut impl Write, counts: &LineCounts, finished: Finished, input_errors: u64) -> io::Result<()> {
+    writeln!(out, "{:<12} {}", "lines read", thousands(counts.lines))?;
+    writeln!(out, "{:<12} {}", "valid", thousands(counts.valid))?;
+    writeln!(out, "{:<12} {}", "invalid", thousands(counts.invalid_total()))?;
+    for (kind, n) in &counts.invalid {
+        writeln!(out, "  {:<24} {}", kind.as_str(), thousands(*n))?;
+    }
+    writeln!(out, "{:<12} {}", "empty", thousands(counts.empty))?;
+    writeln!(out, "{:<12} {}", "distinct", thousands(finished.distinct))?;
+    if finished.spilled {
+        writeln!(out, "{:<12} yes (the key tables exceeded --memory-limit)", "spilled")?;
+    }
+    if input_errors > 0 {
+        writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;
+    }
+    Ok(())
+}

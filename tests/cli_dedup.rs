@@ -1,0 +1,509 @@
+//! `urnscan dedup`, run as a user would: the shipped dataset against its
+//! hand-written expectation, output modes and formats, rejected lines,
+//! summary counts, exit codes, and the guarantees that thread counts, block
+//! sizes, streams and `--memory-limit` never change the output.
+//!
+//! Expected values come from the rules (README of `datasets/expected/`,
+//! RFC 8141 §3, RFC 4122 §3, RFC 2648 §2) or from the generator's own truth
+//! file, never from a previous run of `dedup`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn urnscan_in(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run urnscan");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn dedup(args: &[&str], stdin: &[u8]) -> Output {
+    let mut all = vec!["dedup"];
+    all.extend_from_slice(args);
+    urnscan_in(&all, stdin)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read(path: &str) -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The summary rows of stderr (`name   1,234`), by name.
+fn summary(o: &Output) -> BTreeMap<String, u64> {
+    stderr(o)
+        .lines()
+        .filter_map(|l| {
+            let (name, value) = l.trim_end().rsplit_once(' ')?;
+            Some((name.trim().to_owned(), value.replace(',', "").parse().ok()?))
+        })
+        .collect()
+}
+
+/// Reject messages on stderr: `FILE:LINE: kind: ...` as (file, line, kind).
+fn reject_messages(o: &Output) -> Vec<(String, u64, String)> {
+    stderr(o)
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(4, ": ");
+            let (where_, kind) = (parts.next()?, parts.next()?);
+            parts.next()?;
+            let (file, line) = where_.rsplit_once(':')?;
+            Some((file.to_owned(), line.parse().ok()?, kind.to_owned()))
+        })
+        .collect()
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("urnscan-cli-dedup-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str, contents: &[u8]) -> String {
+        let path = self.0.join(name);
+        fs::write(&path, contents).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `urnscan gen --dataset`, with its truth file (`key<TAB>count`, first-seen order).
+fn generate(dir: &TempDir, lines: u64, distinct: u64) -> (String, String) {
+    let (data, truth) = (dir.path("data.txt"), dir.path("truth.tsv"));
+    let o = urnscan_in(
+        &[
+            "gen",
+            "--dataset",
+            "--lines",
+            &lines.to_string(),
+            "--distinct",
+            &distinct.to_string(),
+            "--truth",
+            &truth,
+            "-o",
+            &data,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (data, truth)
+}
+
+#[test]
+fn mixed_dataset_matches_the_hand_written_expectation() {
+    let expected = read("datasets/expected/mixed.dedup.txt");
+    let file = "datasets/urns/mixed.txt";
+    for args in [&["-j1", file][..], &["-j2", file], &["--block-size", "1", file], &[]] {
+        // No file argument: the same bytes on stdin (a stream, not a file).
+        let stdin = if args.is_empty() { fs::read(file).unwrap() } else { Vec::new() };
+        let o = dedup(args, &stdin);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(stdout(&o), expected, "{args:?}");
+        // The counts of datasets/expected/README.md.
+        let s = summary(&o);
+        let row = |name: &str| s.get(name).copied().unwrap_or(u64::MAX);
+        assert_eq!(
+            (row("lines read"), row("valid"), row("invalid"), row("empty"), row("distinct")),
+            (300, 278, 17, 5, 34),
+            "{args:?}"
+        );
+        let kinds = [
+            ("not-urn", 1),
+            ("nid-empty", 1),
+            ("nid-too-short", 2),
+            ("nid-too-long", 1),
+            ("nid-leading-hyphen", 1),
+            ("nid-trailing-hyphen", 1),
+            ("missing-nss-colon", 1),
+            ("nss-empty", 1),
+            ("nss-leading-slash", 1),
+            ("nss-bad-char", 1),
+            ("bad-percent-encoding", 1),
+            ("lone-question-mark", 1),
+            ("empty-r-component", 1),
+            ("empty-q-component", 1),
+            ("component-bad-char", 1),
+            ("non-ascii", 1),
+        ];
+        for (kind, n) in kinds {
+            assert_eq!(row(kind), n, "{kind} {args:?}");
+        }
+        let messages = reject_messages(&o);
+        assert_eq!(messages.len(), 17);
+        let name = if args.is_empty() { "-" } else { file };
+        assert!(messages.iter().all(|m| m.0 == name), "{messages:?}");
+        assert!(messages.contains(&(name.to_owned(), 127, "not-urn".to_owned())), "{messages:?}");
+        assert!(messages.windows(2).all(|w| w[0].1 < w[1].1), "in line order");
+    }
+}
+
+#[test]
+fn mixed_dataset_with_namespace_rules() {
+    // RFC 4122 §3 merges the upper-case UUID into the lower-case one (first
+    // seen at line 13), RFC 2648 §2 merges urn:ietf:RFC:8141 into
+    // URN:IETF:rfc:8141 (line 21): two classes of the expectation go.
+    let expected: String = read("datasets/expected/mixed.dedup.txt")
+        .lines()
+        .filter(|l| *l != "urn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6" && *l != "urn:ietf:RFC:8141")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let o = dedup(&["--ns-rules", "datasets/urns/mixed.txt"], b"");
+    assert_eq!(stdout(&o), expected);
+    assert_eq!(summary(&o)["distinct"], 32);
+    // Class sizes: uuid lines 13, 116, 240, 177, 273 (lower hex) + 75, 88,
+    // 119, 157, 169 (upper); ietf 21, 202, 211, 215, 229, 292 + 30, 129,
+    // 185, 236, 277 + 208, 260.
+    let o = dedup(&["--ns-rules", "--count", "--keys", "datasets/urns/mixed.txt"], b"");
+    let text = stdout(&o);
+    assert!(text.contains("\n10\turn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6\n"), "{text}");
+    assert!(text.contains("\n13\turn:ietf:rfc:8141\n"), "{text}");
+}
+
+#[test]
+fn namespace_rules_examples() {
+    let input = b"urn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6\n\
+                  urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6\n\
+                  URN:IETF:RFC:2648\n\
+                  urn:ietf:rfc:2648\n\
+                  urn:ietf:rfc:02648\n\
+                  urn:ietf:id:IETF-URN-IETF-06\n\
+                  urn:ietf:ID:ietf-urn-ietf-06\n\
+                  urn:example:F81D4FAE\n\
+                  urn:example:f81d4fae\n";
+    // Without --ns-rules only RFC 8141 applies: nine lines, eight classes
+    // (URN:IETF:RFC:2648 and urn:ietf:RFC:2648 differ in the NSS).
+    assert_eq!(stdout(&dedup(&[], input)).lines().count(), 9);
+    let o = dedup(&["--ns-rules", "--count"], input);
+    assert_eq!(
+        stdout(&o),
+        "2\turn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6\n\
+         2\tURN:IETF:RFC:2648\n\
+         1\turn:ietf:rfc:02648\n\
+         1\turn:ietf:id:IETF-URN-IETF-06\n\
+         1\turn:ietf:ID:ietf-urn-ietf-06\n\
+         1\turn:example:F81D4FAE\n\
+         1\turn:example:f81d4fae\n"
+    );
+    let o = dedup(&["--ns-rules", "--keys"], input);
+    assert_eq!(
+        stdout(&o).lines().take(2).collect::<Vec<_>>(),
+        ["urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6", "urn:ietf:rfc:2648"]
+    );
+}
+
+const ORDER_INPUT: &[u8] = b"urn:ex:b\nURN:EX:a\nurn:ex:A\nurn:ex:a?+x\nurn:Ex:b#f\n";
+
+#[test]
+fn first_seen_order_and_forms() {
+    // Classes by RFC 8141 key: urn:ex:b (lines 1, 5), urn:ex:a (2, 4), urn:ex:A (3).
+    assert_eq!(stdout(&dedup(&[], ORDER_INPUT)), "urn:ex:b\nURN:EX:a\nurn:ex:A\n");
+    assert_eq!(stdout(&dedup(&["--count"], ORDER_INPUT)), "2\turn:ex:b\n2\tURN:EX:a\n1\turn:ex:A\n");
+    assert_eq!(stdout(&dedup(&["--keys"], ORDER_INPUT)), "urn:ex:b\nurn:ex:a\nurn:ex:A\n");
+}
+
+#[test]
+fn sort_by_key() {
+    // Byte order of the keys: "A" (0x41) < "a" < "b".
+    assert_eq!(stdout(&dedup(&["--sort", "key"], ORDER_INPUT)), "urn:ex:A\nURN:EX:a\nurn:ex:b\n");
+    assert_eq!(
+        stdout(&dedup(&["--sort", "key", "--keys", "--count"], ORDER_INPUT)),
+        "1\turn:ex:A\n2\turn:ex:a\n2\turn:ex:b\n"
+    );
+    assert_eq!(stdout(&dedup(&["--sort", "first-seen"], ORDER_INPUT)), "urn:ex:b\nURN:EX:a\nurn:ex:A\n");
+}
+
+#[test]
+fn jsonl_and_csv_give_the_first_occurrence() {
+    let dir = TempDir::new("formats");
+    let a = dir.file("a.txt", b"urn:ex:one\n\nURN:Ex:Two,2\n");
+    let b = dir.file("b.txt", b"urn:ex:two,2\nurn:isbn:1\nurn:ex:one\n");
+    let o = dedup(&["--format", "jsonl", &a, &b], b"");
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let expect = |key: &str, urn: &str, count: u64, nid: &str, path: &str, line: u64| serde_json::json!({"key": key, "urn": urn, "count": count, "nid": nid, "path": path, "line": line});
+    assert_eq!(
+        rows,
+        [
+            expect("urn:ex:one", "urn:ex:one", 2, "ex", &a, 1),
+            expect("urn:ex:Two,2", "URN:Ex:Two,2", 1, "ex", &a, 3),
+            expect("urn:ex:two,2", "urn:ex:two,2", 1, "ex", &b, 1),
+            expect("urn:isbn:1", "urn:isbn:1", 1, "isbn", &b, 2),
+        ]
+    );
+    // --keys and --count only shape text output.
+    assert_eq!(stdout(&dedup(&["--format", "jsonl", "--keys", "--count", &a, &b], b"")), stdout(&o));
+    let o = dedup(&["--format", "csv", "--sort", "key", &a, &b], b"");
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "key,urn,count,nid,path,line\n\
+             \"urn:ex:Two,2\",\"URN:Ex:Two,2\",1,ex,{a},3\n\
+             urn:ex:one,urn:ex:one,2,ex,{a},1\n\
+             \"urn:ex:two,2\",\"urn:ex:two,2\",1,ex,{b},1\n\
+             urn:isbn:1,urn:isbn:1,1,isbn,{b},2\n"
+        )
+    );
+    // Stdin is "-".
+    let o = dedup(&["--format", "jsonl"], b"\n\nurn:ex:x\n");
+    assert_eq!(
+        stdout(&o),
+        "{\"key\":\"urn:ex:x\",\"urn\":\"urn:ex:x\",\"count\":1,\"nid\":\"ex\",\"path\":\"-\",\"line\":3}\n"
+    );
+}
+
+#[test]
+fn rejects_on_stderr_and_in_a_file() {
+    let input = b"urn:ab:x\nurn:a:b\n\nnot a urn\nurn:ab:x\n";
+    let o = dedup(&[], input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "urn:ab:x\n");
+    assert_eq!(
+        reject_messages(&o),
+        [("-".to_owned(), 2, "nid-too-short".to_owned()), ("-".to_owned(), 4, "not-urn".to_owned())]
+    );
+    assert!(stderr(&o).contains("-:2: nid-too-short: "), "{}", stderr(&o));
+
+    let dir = TempDir::new("rejects");
+    let rejects = dir.path("rejects.tsv");
+    let o = dedup(&["--rejects", &rejects], input);
+    assert_eq!(fs::read_to_string(&rejects).unwrap(), "2\tnid-too-short\turn:a:b\n4\tnot-urn\tnot a urn\n");
+    assert!(reject_messages(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(summary(&o)["invalid"], 2);
+
+    // --quiet: nothing on stderr, the rejects file all the same.
+    fs::remove_file(&rejects).unwrap();
+    let o = dedup(&["--quiet", "--rejects", &rejects], input);
+    assert_eq!(stderr(&o), "");
+    assert_eq!(fs::read_to_string(&rejects).unwrap(), "2\tnid-too-short\turn:a:b\n4\tnot-urn\tnot a urn\n");
+    let o = dedup(&["--quiet"], input);
+    assert_eq!((stderr(&o).as_str(), stdout(&o).as_str()), ("", "urn:ab:x\n"));
+
+    // Several inputs: the path comes first.
+    let a = dir.file("a.txt", b"urn:a:b\n");
+    let b = dir.file("b.txt", b"urn:ok:1\n urn:: \r\n");
+    let o = dedup(&["--rejects", &rejects, &a, &b], b"");
+    assert_eq!(
+        fs::read_to_string(&rejects).unwrap(),
+        format!("{a}\t1\tnid-too-short\turn:a:b\n{b}\t2\tnid-empty\turn::\n")
+    );
+    let o2 = dedup(&[&a, &b], b"");
+    assert_eq!(
+        reject_messages(&o2),
+        [(a.clone(), 1, "nid-too-short".to_owned()), (b.clone(), 2, "nid-empty".to_owned())]
+    );
+    assert_eq!(stdout(&o), "urn:ok:1\n");
+}
+
+#[test]
+fn summary_counts() {
+    let input = b"urn:ab:1\n\n  \nURN:AB:1\nurn:ab:2\nurn:a:1\nurn:a:2\nurn::x\n";
+    let s = summary(&dedup(&[], input));
+    let rows: Vec<(&str, u64)> = ["lines read", "valid", "invalid", "nid-too-short", "nid-empty", "empty", "distinct"]
+        .iter()
+        .map(|k| (*k, s[*k]))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("lines read", 8),
+            ("valid", 3),
+            ("invalid", 3),
+            ("nid-too-short", 2),
+            ("nid-empty", 1),
+            ("empty", 2),
+            ("distinct", 2)
+        ]
+    );
+}
+
+#[test]
+fn exit_status() {
+    let bad = b"urn:ab:x\nurn:a:b\n";
+    assert_eq!(dedup(&[], bad).status.code(), Some(0));
+    assert_eq!(dedup(&["--strict"], bad).status.code(), Some(1));
+    assert_eq!(stdout(&dedup(&["--strict"], bad)), "urn:ab:x\n", "the output is still complete");
+    assert_eq!(dedup(&["--strict"], b"urn:ab:x\n\n").status.code(), Some(0));
+    // An empty result is a success, in every format.
+    for (args, out) in
+        [(&[][..], ""), (&["--format", "csv"], "key,urn,count,nid,path,line\n"), (&["--format", "jsonl"], "")]
+    {
+        let o = dedup(args, b"");
+        assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), out), "{args:?}");
+        assert_eq!((summary(&o)["lines read"], summary(&o)["distinct"]), (0, 0));
+    }
+    let o = dedup(&["--strict"], b"not a urn\n");
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(1), ""));
+}
+
+#[test]
+fn unreadable_input_is_reported_and_the_others_processed() {
+    let dir = TempDir::new("unreadable");
+    let good = dir.file("good.txt", b"urn:ab:x\n");
+    let missing = dir.path("missing.txt");
+    let o = dedup(&[&missing, &good], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "urn:ab:x\n");
+    assert!(stderr(&o).contains(&format!("urnscan: {missing}: ")), "{}", stderr(&o));
+    let o = dedup(&["--quiet", "--strict", &good, &missing], b"");
+    assert_eq!(o.status.code(), Some(2), "an error outranks --strict");
+    assert!(stderr(&o).contains("missing.txt"), "errors are shown even with --quiet");
+    // The classes of the second file keep their input index.
+    let o = dedup(&["--format", "jsonl", &missing, &good], b"");
+    assert!(stdout(&o).contains(&format!("\"path\":\"{good}\",\"line\":1")), "{}", stdout(&o));
+}
+
+#[test]
+fn crlf_and_surrounding_whitespace_are_ignored() {
+    let input = b"  urn:ab:x \r\n\turn:ab:y\r\n \r\n\r\nurn:ab:x\x0c\nurn:ab:z\r";
+    let o = dedup(&["--count"], input);
+    assert_eq!(stdout(&o), "2\turn:ab:x\n1\turn:ab:y\n1\turn:ab:z\n");
+    let s = summary(&o);
+    assert_eq!((s["lines read"], s["valid"], s["empty"], s["invalid"]), (6, 4, 2, 0));
+    // Whitespace inside a line is not trimmed: it breaks the URN.
+    let o = dedup(&[], b"urn:ab:x y\n");
+    assert_eq!(reject_messages(&o), [("-".to_owned(), 1, "nss-bad-char".to_owned())]);
+}
+
+#[test]
+fn invalid_utf8_lines_are_rejected_as_non_ascii() {
+    let dir = TempDir::new("utf8");
+    let rejects = dir.path("rejects.tsv");
+    let input = b"urn:ab:caf\xe9\n\xff\xfeurn:ab:x\nurn:ab:ok\nurn:\xc3\xa9x:y\n";
+    let o = dedup(&["--rejects", &rejects], input);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "urn:ab:ok\n");
+    assert_eq!(summary(&o)["non-ascii"], 3);
+    // The rejects file keeps the bytes as they were.
+    assert_eq!(
+        fs::read(&rejects).unwrap(),
+        b"1\tnon-ascii\turn:ab:caf\xe9\n2\tnon-ascii\t\xff\xfeurn:ab:x\n4\tnon-ascii\turn:\xc3\xa9x:y\n"
+    );
+    let o = dedup(&[], input);
+    let kinds: Vec<(u64, String)> = reject_messages(&o).into_iter().map(|m| (m.1, m.2)).collect();
+    assert_eq!(kinds, [(1, "non-ascii".to_owned()), (2, "non-ascii".to_owned()), (4, "non-ascii".to_owned())]);
+}
+
+#[test]
+fn rfc2141_grammar() {
+    // RFC 2141: one-character NIDs are valid, "?" and "#" are NSS characters
+    // (so they are part of the key), "~" is not allowed.
+    let o = dedup(&["--rfc2141", "--keys"], b"urn:a:b\nurn:ab:x?y\nurn:ab:x#f\nurn:ab:~\n");
+    assert_eq!(stdout(&o), "urn:a:b\nurn:ab:x?y\nurn:ab:x#f\n");
+    assert_eq!(summary(&o)["nss-bad-char"], 1);
+}
+
+#[test]
+fn generated_dataset_matches_its_truth_for_any_threads_blocks_and_streams() {
+    let dir = TempDir::new("truth");
+    let (data, truth) = generate(&dir, 60_000, 15_000);
+    // The truth is key<TAB>count in first-seen order: --keys --count prints
+    // the same facts as count<TAB>key.
+    let expected: String = fs::read_to_string(&truth)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (key, count) = l.split_once('\t').unwrap();
+            format!("{count}\t{key}\n")
+        })
+        .collect();
+    let bytes = fs::read(&data).unwrap();
+    let mut outputs = Vec::new();
+    for (args, stdin) in [
+        (vec!["-j1", &data], &[][..]),
+        (vec!["-j2", &data], &[]),
+        (vec!["-j2", "--block-size", "65536", &data], &[]),
+        (vec!["-j1", "--block-size", "65536"], &bytes[..]),
+    ] {
+        let mut all = vec!["--keys", "--count"];
+        all.extend(&args);
+        let o = dedup(&all, stdin);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(stdout(&o) == expected, "{args:?}: output differs from the truth file");
+        let s = summary(&o);
+        // gen: exactly lines * 10 / 1000 invalid lines, none empty.
+        assert_eq!(
+            (s["lines read"], s["valid"], s["invalid"], s["empty"], s["distinct"]),
+            (60_000, 59_400, 600, 0, 15_000)
+        );
+        outputs.push((stdout(&o), stderr(&o)));
+    }
+    let first = &outputs[0];
+    assert!(outputs.iter().all(|o| o.0 == first.0), "same output for any -j, block size, file or stream");
+}
+
+#[test]
+fn memory_limit_gives_identical_output_in_every_mode() {
+    let dir = TempDir::new("spill");
+    let (data, _) = generate(&dir, 100_000, 30_000);
+    assert!(fs::metadata(&data).unwrap().len() > 2 << 20, "the dataset is far above the limit");
+    let spill_dir = dir.path("tmp");
+    fs::create_dir(&spill_dir).unwrap();
+    let modes: [&[&str]; 6] = [
+        &[],
+        &["--count"],
+        &["--keys"],
+        &["--sort", "key", "--count"],
+        &["--format", "jsonl"],
+        &["--format", "csv", "--sort", "key"],
+    ];
+    for mode in modes {
+        let mut unlimited = mode.to_vec();
+        unlimited.push(&data);
+        let mut limited = vec!["--memory-limit", "64KiB", "--temp-dir", &spill_dir];
+        limited.extend(&unlimited);
+        let (a, b) = (dedup(&unlimited, b""), dedup(&limited, b""));
+        assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)), "{mode:?}: {}", stderr(&b));
+        assert!(a.stdout == b.stdout, "{mode:?}: the spilled output differs");
+        assert!(!a.stdout.is_empty());
+        assert!(stderr(&b).contains("spilled"), "{mode:?}: the 64 KiB run must spill");
+        assert!(!stderr(&a).contains("spilled"), "{mode:?}");
+        assert_eq!(summary(&a), summary(&b), "{mode:?}");
+        assert_eq!(fs::read_dir(&spill_dir).unwrap().count(), 0, "spill files are removed");
+    }
+    // Spilling from a stream too.
+    let bytes = fs::read(&data).unwrap();
+    let a = dedup(&["--count", &data], b"");
+    let b = dedup(&["--count", "--memory-limit", "100k", "--temp-dir", &spill_dir], &bytes);
+    assert!(a.stdout == b.stdout);
+}
+
+#[test]
+fn bad_memory_limit_is_a_usage_error() {
+    let o = dedup(&["--memory-limit", "lots"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--memory-limit"), "{}", stderr(&o));
+}
