@@ -23,7 +23,8 @@ use hashbrown::HashTable;
 pub struct Position {
     /// Index of the input file in input order.
     pub file: u32,
-    /// Byte offset of the URN in that file.
+    /// Where in that file: the byte offset of the URN for `scan`, the
+    /// 1-based line number for `dedup` (see [`crate::lines`]).
     pub offset: u64,
 }
 
