@@ -152,8 +152,14 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
 enum Processed {
     Failed(InputError),
     Scanned(Box<Scanned>),
+    /// Larger than a window: scanned window by window when consumed.
+    Large(Whole),
     Stream(Box<dyn Read + Send>),
 }
+
+/// Inputs larger than this are scanned a window at a time, so the events
+/// held at once (one per candidate) stay bounded whatever the file holds.
+const WINDOW: usize = 16 << 20;
 
 struct Scanned {
     whole: Option<Whole>,
@@ -171,6 +177,7 @@ fn process(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Result<Inpu
     match source::open(input, opts.mmap) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
         Ok(Contents::Stream(reader)) => Processed::Stream(reader),
+        Ok(Contents::Whole(whole)) if whole.as_bytes().len() > WINDOW => Processed::Large(whole),
         Ok(Contents::Whole(whole)) => Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole))),
     }
 }
@@ -247,6 +254,7 @@ fn consume(
             }
             Ok(())
         }
+        Processed::Large(whole) => scan_large(scanner, opts, file, &whole, sink, outcome),
         Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, sink, outcome),
     }
 }
@@ -280,6 +288,41 @@ fn emit(
                 sink.rejected(file, base + offset as u64, &hay[offset..end], error)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Scans a large mapped file window by window on the calling thread (each
+/// window in parallel chunks), feeding the sink as it goes.
+fn scan_large(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    file: FileRef<'_>,
+    whole: &Whole,
+    sink: &mut dyn Sink,
+    outcome: &mut Outcome,
+) -> io::Result<()> {
+    let hay = whole.as_bytes();
+    let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
+    let mut result = Ok(());
+    scanner.scan_windows(hay, WINDOW, |events| {
+        events.iter().for_each(|e| totals.count(e));
+        if opts.events {
+            if let Err(e) = emit(scanner, file, hay, 0, events, sink) {
+                result = Err(e);
+                return false;
+            }
+        }
+        if opts.keys {
+            outcome.table.merge(&table_of(hay, events, file.index, scanner, 0));
+        }
+        true
+    });
+    result?;
+    outcome.totals.add(&totals);
+    if whole.changed_during_use() {
+        outcome.totals.errors += 1;
+        sink.input_error(&changed_error(file.name))?;
     }
     Ok(())
 }

@@ -172,6 +172,22 @@ impl Scanner {
         parts.concat()
     }
 
+    /// Scans `hay` a window of `window` bytes at a time, handing each
+    /// window's events to `on_window` (offsets relative to `hay`) until it
+    /// returns `false`. The events, concatenated, equal [`Scanner::scan`]'s,
+    /// but only one window's are held at once.
+    pub fn scan_windows(&self, hay: &[u8], window: usize, mut on_window: impl FnMut(&[Event]) -> bool) {
+        let mut from = 0;
+        while from < hay.len() {
+            let end = hay.len().min(from.saturating_add(window.max(1)));
+            let events = self.scan_span(hay, from, end);
+            if !on_window(&events) {
+                return;
+            }
+            from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+        }
+    }
+
     /// Scans a stream in blocks of about `block` bytes (plus a look-ahead
     /// of [`MAX_URN_LEN`] bytes). `on_block` receives the buffer, the stream
     /// offset of its first byte, and the events of candidates that start in

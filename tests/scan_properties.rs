@@ -133,6 +133,17 @@ proptest! {
     }
 
     #[test]
+    fn windows_equal_the_whole_scan(hay in text(), opts in options(), window in 1usize..64) {
+        let scanner = Scanner::new(opts).with_chunk_size(5);
+        let mut windowed = Vec::new();
+        scanner.scan_windows(&hay, window, |events| {
+            windowed.extend_from_slice(events);
+            true
+        });
+        prop_assert_eq!(windowed, scanner.scan(&hay));
+    }
+
+    #[test]
     fn every_reported_urn_passes_check_with_the_same_key(hay in text(), opts in options()) {
         for event in Scanner::new(opts).scan(&hay) {
             if let Event::Urn { offset, len } = event {
