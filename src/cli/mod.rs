@@ -5,6 +5,7 @@
 //! 2 on an error. A closed output pipe (`urnscan ... | head`) ends the
 //! program quietly with the status it would have had.
 
+mod bench;
 mod check;
 mod dedup;
 mod gen;
@@ -39,6 +40,53 @@ enum Command {
     /// Generate a test corpus with planted URNs and its ground truth.
     #[command(after_help = GEN_EXAMPLES)]
     Gen(GenArgs),
+    /// Measure how close to the memory-read floor urnscan runs on this machine.
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench(BenchArgs),
+}
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  urnscan bench big.log                    every phase at 1 thread and at all cores, best of 3 runs
+  urnscan bench --generate 1GiB            the same on a generated corpus held in memory
+  urnscan bench --generate 256MiB --density 5000   URN-dense text: validation and dedup dominate
+  urnscan bench --floor big.log            only the floor: reading every byte (with and without mmap)
+  urnscan bench --format json -j 2 --runs 5 big.log
+
+Rows: floor (read every byte), search (candidates: SIMD `urn:` search + left boundary), search + validate
+(Scanner::scan), + dedup (key table, as --unique/--stats). \"x floor\" is time / warm floor at the same
+thread count; 1.00 means urnscan runs as fast as reading the bytes.";
+
+/// Options of `urnscan bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// File to measure (memory-mapped).
+    #[arg(value_name = "FILE", required_unless_present = "generate", conflicts_with = "generate")]
+    file: Option<PathBuf>,
+    /// Measure a text corpus of this size generated in memory (e.g. 256MiB, 1GiB).
+    #[arg(long, value_name = "SIZE")]
+    generate: Option<String>,
+    /// Planted URNs per MiB of the generated corpus.
+    #[arg(long, default_value_t = 200, requires = "generate")]
+    density: u32,
+    /// Seed of the generated corpus.
+    #[arg(long, default_value_t = 7, requires = "generate")]
+    seed: u64,
+    /// Runs per row; the best (least disturbed) is shown.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    runs: u32,
+    /// Threads of the multi-threaded rows (default: one per core); 1 thread is always measured.
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    /// Only the floor: the time to read every byte, nothing else.
+    #[arg(long)]
+    floor: bool,
+    /// Judge by RFC 2141 (1997) instead of RFC 8141.
+    #[arg(long)]
+    rfc2141: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = bench::BenchFormat::Text)]
+    format: bench::BenchFormat,
 }
 
 const GEN_EXAMPLES: &str = "\
@@ -282,6 +330,7 @@ pub fn run() -> ExitCode {
         Command::Scan(args) => with_threads(args.threads, || scan::run(&args)),
         Command::Dedup(args) => with_threads(args.threads, || dedup::run(&args)),
         Command::Gen(args) => gen::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match outcome {
         Ok(code) => code,
