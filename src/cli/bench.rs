@@ -1,0 +1,261 @@
+//! `urnscan bench`: how close to the machine's limit does urnscan run here?
+//!
+//! The limit is the *floor*: reading every byte of the input once
+//! ([`read_every_byte`]), which no scanner can beat. The command then times
+//! the scanner's layers one on top of the other, each over the same bytes,
+//! so the difference between two rows is what the added layer costs:
+//!
+//! 1. floor — every byte read (warm: the pages are already mapped in);
+//! 2. floor + map — the same, with the file mapped afresh every run, so page
+//!    faults and `munmap` are paid as a fresh `urnscan scan` process pays
+//!    them (files only);
+//! 3. search — counting [`Candidates`] (SIMD `urn:` search plus the
+//!    left-boundary rule), with the best kernel, and single-threaded with
+//!    every kernel this CPU has;
+//! 4. search + validate — [`Scanner::scan`], the events of a scan;
+//! 5. search + validate + dedup — those events turned into a [`KeyTable`], as `scan --unique` and
+//!    `scan --stats` do.
+//!
+//! Each row is the best of `--runs` runs (the least disturbed by other
+//! processes), at one thread and at `-j` threads (default: every core), and
+//! is shown as time, GB/s (10^9 bytes per second) and its ratio to the warm
+//! floor at the same thread count. Before timing, one untimed pass touches
+//! every page, so the warm rows measure memory and compute, not page faults.
+//! `--floor` prints only the floor rows: the "program" to compare others to.
+//!
+//! Parallel rows split the input in [`DEFAULT_CHUNK_SIZE`] chunks, as the
+//! scanner does, and run in a dedicated rayon pool of that many threads.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use urnscan::dedup::{KeyTable, Position};
+use urnscan::find::Candidates;
+use urnscan::gen::{generate_text, TextConfig};
+use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
+use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
+use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
+use urnscan::{parse, ExtractOptions, Scanner};
+
+use super::gen::parse_size;
+use super::output::thousands;
+use super::{grammar, BenchArgs};
+
+/// `bench --format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchFormat {
+    /// A table.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// One measured row.
+struct Row {
+    phase: &'static str,
+    kernel: Option<Kernel>,
+    threads: usize,
+    time: Duration,
+    /// What the phase counted (candidates, events, URNs, keys), to show the
+    /// work was done; `None` for the floor.
+    count: Option<(&'static str, u64)>,
+}
+
+pub fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let runs = args.runs.max(1);
+    let many = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let thread_counts: Vec<usize> = if many == 1 { vec![1] } else { vec![1, many] };
+    let pools = thread_counts
+        .iter()
+        .map(|&n| Ok((n, rayon::ThreadPoolBuilder::new().num_threads(n).build()?)))
+        .collect::<Result<Vec<_>>>()?;
+    let (name, whole) = load(args)?;
+    let hay = whole.as_bytes();
+    if hay.is_empty() {
+        bail!("{name} is empty: nothing to measure");
+    }
+    let _ = read_every_byte(hay); // page everything in before timing
+    let scanner = Scanner::new(ExtractOptions { grammar: grammar(args.rfc2141), trim: true });
+    let best = UrnFinder::new();
+
+    let mut rows = Vec::new();
+    for (threads, pool) in &pools {
+        let threads = *threads;
+        let mut push = |phase, kernel, count, time| rows.push(Row { phase, kernel, threads, time, count });
+        push("floor", None, None, best_of(runs, || pool.install(|| floor(hay))).0);
+        if let Some(path) = &args.file {
+            let (time, mapped) = best_of(runs, || pool.install(|| mapped_floor(path)));
+            mapped?;
+            push("floor + map", None, None, time);
+        }
+        if args.floor {
+            continue;
+        }
+        let kernels: Vec<Kernel> = if threads == 1 { Kernel::available() } else { vec![best.kernel()] };
+        for kernel in kernels.into_iter().rev() {
+            let finder = UrnFinder::with_kernel(kernel).context("kernel vanished")?;
+            let (time, n) = best_of(runs, || pool.install(|| count_candidates(finder, hay)));
+            push("search", Some(kernel), Some(("candidates", n)), time);
+        }
+        let (time, n) = best_of(runs, || pool.install(|| scanner.scan(hay).len() as u64));
+        push("search + validate", None, Some(("events", n)), time);
+        let (time, n) = best_of(runs, || pool.install(|| table_of(hay, &scanner.scan(hay), &scanner).len() as u64));
+        push("+ dedup", None, Some(("unique", n)), time);
+    }
+    match args.format {
+        BenchFormat::Text => print_table(&name, hay.len(), best.kernel(), runs, &rows),
+        BenchFormat::Json => print_json(&name, hay.len(), best.kernel(), runs, &rows)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bytes to measure: the file (mapped when it can be) or a generated corpus.
+fn load(args: &BenchArgs) -> Result<(String, Whole)> {
+    if let Some(size) = &args.generate {
+        let size = parse_size(size)?;
+        let cfg = TextConfig { size, seed: args.seed, urns_per_mib: args.density, ..TextConfig::default() };
+        let mut bytes = Vec::with_capacity(size as usize);
+        let started = Instant::now();
+        generate_text(&cfg, &mut bytes, None).context("cannot generate the corpus")?;
+        eprintln!("urnscan bench: generated {} bytes in {:.2} s", thousands(size), started.elapsed().as_secs_f64());
+        let name = format!("generated {size} bytes, {} URNs/MiB, seed {}", args.density, args.seed);
+        return Ok((name, Whole::Owned(bytes)));
+    }
+    let Some(path) = &args.file else { bail!("give a FILE or --generate SIZE") };
+    let name = path.display().to_string();
+    match source::open(&Input::File(path.clone()), MmapPolicy::Always).with_context(|| format!("cannot open {name}"))? {
+        Contents::Whole(whole) => Ok((name, whole)),
+        Contents::Stream(_) => bail!("{name} is not a regular file: bench measures files it can map"),
+    }
+}
+
+/// Runs `f` `runs` times; the shortest time and the last result.
+fn best_of<T>(runs: u32, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let out = std::hint::black_box(f());
+        best = best.min(started.elapsed());
+        last = Some(out);
+    }
+    (best, last.expect("at least one run"))
+}
+
+fn chunks(len: usize) -> impl IndexedParallelIterator<Item = (usize, usize)> {
+    (0..len.div_ceil(DEFAULT_CHUNK_SIZE))
+        .into_par_iter()
+        .map(move |i| (i * DEFAULT_CHUNK_SIZE, ((i + 1) * DEFAULT_CHUNK_SIZE).min(len)))
+}
+
+/// Every byte read once, chunks spread over the pool.
+fn floor(hay: &[u8]) -> u8 {
+    chunks(hay.len()).map(|(s, e)| read_every_byte(&hay[s..e])).reduce(|| 0, |a, b| a ^ b)
+}
+
+/// The floor of a fresh process: map the file, fault every page in, unmap.
+fn mapped_floor(path: &Path) -> Result<u8> {
+    match source::open(&Input::File(path.to_path_buf()), MmapPolicy::Always)? {
+        Contents::Whole(whole) => Ok(floor(whole.as_bytes())),
+        Contents::Stream(_) => bail!("{} cannot be mapped", path.display()),
+    }
+}
+
+/// Candidates (before validation) of the whole buffer.
+fn count_candidates(finder: UrnFinder, hay: &[u8]) -> u64 {
+    chunks(hay.len()).map(|(s, e)| Candidates::new(finder, hay, s, e).count() as u64).sum()
+}
+
+/// The key table of the URN events, built as `scan --unique` builds it
+/// (same logic as the job module's private `table_of`): parallel slices of
+/// events, one table each, merged.
+fn table_of(hay: &[u8], events: &[Event], scanner: &Scanner) -> KeyTable {
+    let grammar = scanner.options().grammar;
+    events
+        .par_chunks(1 << 15)
+        .map(|slice| {
+            let mut table = KeyTable::new();
+            let mut key = Vec::with_capacity(128);
+            for event in slice {
+                if let Event::Urn { offset, len } = *event {
+                    let text = &hay[offset..offset + len];
+                    if let Ok(urn) = parse(text, grammar) {
+                        key.clear();
+                        urn.write_key(&mut key);
+                        table.insert(&key, text, Position { file: 0, offset: offset as u64 }, 1);
+                    }
+                }
+            }
+            table
+        })
+        .reduce(KeyTable::new, |mut a, b| {
+            a.merge(&b);
+            a
+        })
+}
+
+fn label(row: &Row) -> String {
+    match row.kernel {
+        Some(k) => format!("{} ({})", row.phase, k.name()),
+        None => row.phase.to_owned(),
+    }
+}
+
+/// The warm floor at the row's thread count.
+fn floor_of(rows: &[Row], threads: usize) -> Duration {
+    rows.iter().find(|r| r.phase == "floor" && r.threads == threads).map_or(Duration::MAX, |r| r.time)
+}
+
+fn gbps(bytes: usize, time: Duration) -> f64 {
+    bytes as f64 / time.as_secs_f64().max(1e-9) / 1e9
+}
+
+fn print_table(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row]) {
+    println!("input:  {name}, {} bytes", thousands(bytes as u64));
+    println!("kernel: {} (best this CPU supports); best of {runs} runs per row", kernel.name());
+    println!();
+    println!("{:<24} {:>7} {:>11} {:>8} {:>9}  counted", "phase", "threads", "time", "GB/s", "x floor");
+    for row in rows {
+        let ratio = row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64();
+        let counted = row.count.map_or(String::new(), |(what, n)| format!("{} {what}", thousands(n)));
+        let line = format!(
+            "{:<24} {:>7} {:>8.1} ms {:>8.2} {:>9.2}  {counted}",
+            label(row),
+            row.threads,
+            row.time.as_secs_f64() * 1e3,
+            gbps(bytes, row.time),
+            ratio
+        );
+        println!("{}", line.trim_end());
+    }
+}
+
+fn print_json(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row]) -> Result<()> {
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|row| {
+            serde_json::json!({
+                "phase": row.phase,
+                "kernel": row.kernel.map(Kernel::name),
+                "threads": row.threads,
+                "seconds": row.time.as_secs_f64(),
+                "gbps": gbps(bytes, row.time),
+                "ratio_to_floor": row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64(),
+                "counted": row.count.map(|(what, _)| what),
+                "count": row.count.map(|(_, n)| n),
+            })
+        })
+        .collect();
+    let report = serde_json::json!({
+        "input": name,
+        "bytes": bytes,
+        "kernel": kernel.name(),
+        "runs": runs,
+        "rows": rows,
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
