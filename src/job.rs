@@ -200,8 +200,10 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) ->
     }
 }
 
-/// The key table of the URN events of `hay`, built in parallel slices.
-fn table_of(hay: &[u8], events: &[Event], file: u32, scanner: &Scanner, base: u64) -> KeyTable {
+/// The key table of the URN events of `hay` (as `scan --unique` and
+/// `--stats` build it): parallel slices of events, one table each, merged.
+/// Positions are `file` and `base` + the event's offset.
+pub fn table_of(hay: &[u8], events: &[Event], file: u32, scanner: &Scanner, base: u64) -> KeyTable {
     let grammar = scanner.options().grammar;
     events
         .par_chunks(1 << 15)

@@ -32,13 +32,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use urnscan::dedup::{KeyTable, Position};
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
+use urnscan::job::table_of;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
-use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
+use urnscan::scan::DEFAULT_CHUNK_SIZE;
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
-use urnscan::{parse, ExtractOptions, Scanner};
+use urnscan::{ExtractOptions, Scanner};
 
 use super::gen::parse_size;
 use super::output::thousands;
@@ -102,7 +102,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         }
         let (time, n) = best_of(runs, || pool.install(|| scanner.scan(hay).len() as u64));
         push("search + validate", None, Some(("events", n)), time);
-        let (time, n) = best_of(runs, || pool.install(|| table_of(hay, &scanner.scan(hay), &scanner).len() as u64));
+        let (time, n) =
+            best_of(runs, || pool.install(|| table_of(hay, &scanner.scan(hay), 0, &scanner, 0).len() as u64));
         push("+ dedup", None, Some(("unique", n)), time);
     }
     match args.format {
@@ -167,34 +168,6 @@ fn mapped_floor(path: &Path) -> Result<u8> {
 /// Candidates (before validation) of the whole buffer.
 fn count_candidates(finder: UrnFinder, hay: &[u8]) -> u64 {
     chunks(hay.len()).map(|(s, e)| Candidates::new(finder, hay, s, e).count() as u64).sum()
-}
-
-/// The key table of the URN events, built as `scan --unique` builds it
-/// (same logic as the job module's private `table_of`): parallel slices of
-/// events, one table each, merged.
-fn table_of(hay: &[u8], events: &[Event], scanner: &Scanner) -> KeyTable {
-    let grammar = scanner.options().grammar;
-    events
-        .par_chunks(1 << 15)
-        .map(|slice| {
-            let mut table = KeyTable::new();
-            let mut key = Vec::with_capacity(128);
-            for event in slice {
-                if let Event::Urn { offset, len } = *event {
-                    let text = &hay[offset..offset + len];
-                    if let Ok(urn) = parse(text, grammar) {
-                        key.clear();
-                        urn.write_key(&mut key);
-                        table.insert(&key, text, Position { file: 0, offset: offset as u64 }, 1);
-                    }
-                }
-            }
-            table
-        })
-        .reduce(KeyTable::new, |mut a, b| {
-            a.merge(&b);
-            a
-        })
 }
 
 fn label(row: &Row) -> String {
