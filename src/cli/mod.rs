@@ -47,15 +47,17 @@ enum Command {
 
 const BENCH_EXAMPLES: &str = "\
 Examples:
-  urnscan bench big.log                    every phase at 1 thread and at all cores, best of 3 runs
-  urnscan bench --generate 1GiB            the same on a generated corpus held in memory
-  urnscan bench --generate 256MiB --density 5000   URN-dense text: validation and dedup dominate
-  urnscan bench --floor big.log            only the floor: reading every byte (with and without mmap)
+  urnscan bench big.log                   each phase, 1 thread and all cores
+  urnscan bench --generate 1GiB           the same on generated text in memory
+  urnscan bench --generate 256MiB --density 5000    URN-dense text
+  urnscan bench --floor big.log           only the floor: read every byte
   urnscan bench --format json -j 2 --runs 5 big.log
 
-Rows: floor (read every byte), search (candidates: SIMD `urn:` search + left boundary), search + validate
-(Scanner::scan), + dedup (key table, as --unique/--stats). \"x floor\" is time / warm floor at the same
-thread count; 1.00 means urnscan runs as fast as reading the bytes.";
+Rows: floor (read every byte; + map: mapped afresh, as a new process
+pays), search (SIMD `urn:` search + left boundary), search + validate
+(the scan's events), + dedup (key table, as --unique and --stats).
+\"x floor\" = time / warm floor at the same thread count; 1.00 means
+as fast as reading the bytes. Each row is the best of --runs runs.";
 
 /// Options of `urnscan bench`.
 #[derive(clap::Args, Debug)]
