@@ -117,12 +117,7 @@ impl Scanner {
 
     /// The sequential reference scan of the whole buffer.
     pub fn scan_sequential(&self, hay: &[u8]) -> Vec<Event> {
-        let mut events = Vec::new();
-        self.scan_range(hay, 0, hay.len(), |e| {
-            events.push(e);
-            true
-        });
-        events
+        self.scan_chunk(hay, 0, hay.len())
     }
 
     /// Scans candidates starting in `from..end`, feeding `emit` in order
