@@ -7,12 +7,34 @@
 //! allocation per key. Lookups compare full keys: a hash collision can never
 //! merge two different URNs.
 //!
-//! Threads fill their own tables and [`KeyTable::merge`] combines them.
-//! Counts add up and the earliest position wins, so the merged table is the
-//! same whatever order threads finished in; [`KeyTable::sorted`] gives the
-//! deterministic output order (by key bytes).
+//! Counts add up and the earliest position wins whatever order occurrences
+//! arrive in, so a table's contents never depend on thread scheduling;
+//! [`KeyTable::sorted`] gives the deterministic output order (by key bytes).
+//!
+//! ## Filling a table from many threads: [`ShardedTable`]
+//!
+//! One table per thread merged at the end would insert every distinct key
+//! twice, and the merge runs on one thread. Instead the keys are split into
+//! [`SHARDS`] disjoint shards by their hash, and insertion is two parallel
+//! phases:
+//!
+//! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
+//!    (only when it differs from the URN's own bytes), hashed once, and a
+//!    24-byte note is filed under its shard;
+//! 2. [`ShardedTable::absorb`] runs one task per shard, each inserting the
+//!    notes of its shard from every batch, in batch order, with the hash
+//!    from phase 1.
+//!
+//! No key is inserted twice, nothing is merged, and no two threads touch the
+//! same table. The shard is taken from hash bits that hashbrown uses for
+//! neither the bucket (low bits) nor the tag byte (top seven), so a shard's
+//! keys still spread over its whole index.
 
 use std::hash::BuildHasher;
+
+use rayon::prelude::*;
+
+use crate::grammar::Grammar;
 
 use foldhash::fast::FixedState;
 use hashbrown::HashTable;
@@ -89,22 +111,45 @@ impl KeyTable {
     /// Counts `count` occurrences of `key`, first seen as `raw` at `at`.
     /// Keys and raw forms are URNs, at most [`crate::MAX_URN_LEN`] bytes.
     pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {
-        let hash = self.hasher.hash_one(key);
+        self.insert_hashed(key_hash(key), key, raw, at, count);
+    }
+
+    /// [`KeyTable::insert`] with `hash` = [`key_hash`]`(key)` already
+    /// computed.
+    pub fn insert_hashed(&mut self, hash: u64, key: &[u8], raw: &[u8], at: Position, count: u64) {
+        self.insert_if(hash, key, raw, at, count, || true);
+    }
+
+    /// [`KeyTable::insert_hashed`], except that a new key, or a new
+    /// first-seen form, is stored only if `accept()` agrees. Bytes that
+    /// come from a shared file mapping can change under us (a concurrent
+    /// writer); `accept` checks them again before anything is kept, once
+    /// per distinct key rather than once per occurrence.
+    pub fn insert_if(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        raw: &[u8],
+        at: Position,
+        count: u64,
+        accept: impl FnOnce() -> bool,
+    ) {
         let KeyTable { arena, records, index, hasher } = self;
         let found = index.find(hash, |&i| key_of(arena, &records[i as usize]) == key);
         match found {
             Some(&i) => {
                 let record = &mut records[i as usize];
                 record.count += count;
-                if (at.file, at.offset) < (record.file, record.offset) {
+                if (at.file, at.offset) < (record.file, record.offset) && accept() {
                     replace_raw(arena, record, raw, at);
                 }
             }
-            None => {
+            None if accept() => {
                 let i = records.len() as u32;
                 records.push(new_record(arena, key, raw, at, count));
                 index.insert_unique(hash, i, |&j| hasher.hash_one(key_of(arena, &records[j as usize])));
             }
+            None => {}
         }
     }
 
@@ -137,6 +182,186 @@ impl KeyTable {
         all.sort_unstable_by_key(|e| e.first);
         all
     }
+}
+
+/// The hash every [`KeyTable`] uses for `key` (fixed seed: the same in
+/// every table and thread).
+pub fn key_hash(key: &[u8]) -> u64 {
+    FixedState::default().hash_one(key)
+}
+
+/// Number of shards of a [`ShardedTable`]: enough that two threads rarely
+/// wait for the same shard, few enough that per-shard overhead is small.
+pub const SHARDS: usize = 64;
+
+fn shard_of(hash: u64) -> usize {
+    // Bits 51..57: below hashbrown's 7-bit tag, far above any bucket index.
+    (hash >> 51) as usize % SHARDS
+}
+
+/// Distinct keys split into [`SHARDS`] tables by hash, filled in parallel
+/// from [`KeyBatch`]es (see the module documentation).
+#[derive(Clone)]
+pub struct ShardedTable {
+    shards: Vec<KeyTable>,
+}
+
+impl Default for ShardedTable {
+    fn default() -> Self {
+        ShardedTable { shards: (0..SHARDS).map(|_| KeyTable::new()).collect() }
+    }
+}
+
+impl ShardedTable {
+    /// An empty table.
+    pub fn new() -> ShardedTable {
+        ShardedTable::default()
+    }
+
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(KeyTable::len).sum()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.shards.iter().all(KeyTable::is_empty)
+    }
+
+    /// Bytes held by the shards' arenas, records and indexes.
+    pub fn heap_bytes(&self) -> usize {
+        self.shards.iter().map(KeyTable::heap_bytes).sum()
+    }
+
+    /// Inserts every URN of `batches`, each with the buffer its offsets
+    /// refer to. One task per shard; each shard takes its notes batch by
+    /// batch in the order given.
+    pub fn absorb(&mut self, batches: &[(&KeyBatch, &[u8])]) {
+        if batches.iter().all(|(b, _)| b.is_empty()) {
+            return;
+        }
+        self.shards.par_iter_mut().enumerate().for_each(|(s, shard)| {
+            for (batch, hay) in batches {
+                batch.insert_shard(s, hay, shard);
+            }
+        });
+    }
+
+    /// Adds every key of `other` (a table filled elsewhere) to `self`.
+    pub fn merge(&mut self, other: &KeyTable) {
+        for e in other.iter() {
+            let hash = key_hash(e.key);
+            self.shards[shard_of(hash)].insert_hashed(hash, e.key, e.raw, e.first, e.count);
+        }
+    }
+
+    /// Entries, shard by shard, each shard in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> {
+        self.shards.iter().flat_map(KeyTable::iter)
+    }
+
+    /// Entries sorted by key bytes (sorted in parallel).
+    pub fn sorted(&self) -> Vec<Entry<'_>> {
+        let mut all: Vec<Entry> = Vec::with_capacity(self.len());
+        all.extend(self.iter());
+        all.par_sort_unstable_by(|a, b| a.key.cmp(b.key));
+        all
+    }
+}
+
+/// URNs of one buffer on their way into a [`ShardedTable`]: for each URN,
+/// its key's hash and where its raw form and key are, filed by shard.
+#[derive(Clone)]
+pub struct KeyBatch {
+    file: u32,
+    base: u64,
+    recheck: Option<Grammar>,
+    notes: Vec<Vec<Note>>,
+    /// Keys that differ from the start of their URN's raw form.
+    keys: Vec<u8>,
+}
+
+#[derive(Clone, Copy)]
+struct Note {
+    hash: u64,
+    /// Offset of the raw form in the buffer.
+    offset: u64,
+    /// Where the key is in `keys`, or [`BORROWED`]: the key is the first
+    /// `key_len` bytes of the raw form.
+    key_at: u32,
+    raw_len: u16,
+    key_len: u16,
+}
+
+const BORROWED: u32 = u32::MAX;
+
+impl KeyBatch {
+    /// An empty batch of URNs from input `file`, whose buffer starts at
+    /// byte `base` of that input. With `recheck`, the buffer may change
+    /// while it is read (a shared file mapping): a URN becomes a new key or
+    /// first-seen form only if it is still valid under that grammar, with
+    /// the same key and hash ([`KeyTable::insert_if`]).
+    pub fn new(file: u32, base: u64, recheck: Option<Grammar>) -> KeyBatch {
+        KeyBatch { file, base, recheck, notes: vec![Vec::new(); SHARDS], keys: Vec::new() }
+    }
+
+    /// Empties the batch for `urns` URNs of another buffer (as
+    /// [`KeyBatch::new`]), keeping its memory.
+    pub fn reset(&mut self, file: u32, base: u64, recheck: Option<Grammar>, urns: usize) {
+        self.file = file;
+        self.base = base;
+        self.recheck = recheck;
+        self.keys.clear();
+        // Hashes spread evenly; a quarter more than the mean absorbs the
+        // spread, and a rare overflow just grows that one vector.
+        let per_shard = urns / SHARDS + urns / SHARDS / 4 + 4;
+        for notes in &mut self.notes {
+            notes.clear();
+            notes.reserve(per_shard);
+        }
+    }
+
+    /// Whether no URN was added.
+    pub fn is_empty(&self) -> bool {
+        self.notes.iter().all(Vec::is_empty)
+    }
+
+    /// Adds the URN `raw`, found at `offset` of the buffer, whose key is
+    /// `key`. Both are URNs, at most [`crate::MAX_URN_LEN`] bytes; `key`
+    /// may borrow from `raw`.
+    pub fn push(&mut self, offset: usize, raw: &[u8], key: &[u8]) {
+        let hash = key_hash(key);
+        let key_at = if raw.starts_with(key) {
+            BORROWED
+        } else {
+            let at = self.keys.len() as u32;
+            self.keys.extend_from_slice(key);
+            at
+        };
+        let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: key.len() as u16 };
+        self.notes[shard_of(hash)].push(note);
+    }
+
+    fn insert_shard(&self, s: usize, hay: &[u8], shard: &mut KeyTable) {
+        for n in &self.notes[s] {
+            let start = n.offset as usize;
+            let Some(raw) = hay.get(start..start + n.raw_len as usize) else { continue };
+            let key = match n.key_at {
+                BORROWED => &raw[..n.key_len as usize],
+                at => &self.keys[at as usize..at as usize + n.key_len as usize],
+            };
+            let at = Position { file: self.file, offset: self.base + n.offset };
+            match self.recheck {
+                None => shard.insert_hashed(n.hash, key, raw, at, 1),
+                Some(g) => shard.insert_if(n.hash, key, raw, at, 1, || still_valid(raw, key, n.hash, g)),
+            }
+        }
+    }
+}
+
+/// Whether `raw` is still a URN under `grammar` with key `key` and `hash`.
+fn still_valid(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool {
+    crate::grammar::parse(raw, grammar).is_ok_and(|urn| *urn.key().as_bytes() == *key) && key_hash(key) == hash
 }
 
 fn key_of<'a>(arena: &'a [u8], r: &Record) -> &'a [u8] {
@@ -225,5 +450,83 @@ mod tests {
         }
         assert_eq!(t.len(), 10_000);
         assert!(t.iter().all(|e| e.count == 1));
+    }
+
+    /// key, (count, first offset, first raw form)
+    type Class = (Vec<u8>, (u64, u64, Vec<u8>));
+
+    /// The reference: every occurrence in input order into a BTreeMap of
+    /// key -> (count, first position, first raw form).
+    fn reference(urns: &[(u64, String)]) -> std::collections::BTreeMap<Vec<u8>, (u64, u64, Vec<u8>)> {
+        let mut map = std::collections::BTreeMap::new();
+        for (offset, raw) in urns {
+            let key = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap().key().as_bytes().to_vec();
+            let slot = map.entry(key).or_insert((0, *offset, raw.as_bytes().to_vec()));
+            slot.0 += 1;
+        }
+        map
+    }
+
+    proptest::proptest! {
+        /// Batches of any size, absorbed one group at a time, give the
+        /// reference's classes: counts, first positions, first forms.
+        #[test]
+        fn sharded_table_equals_the_reference(
+            picks in proptest::collection::vec((0usize..40, 0usize..4), 0..300),
+            slice in 1usize..50,
+            group in 1usize..4,
+        ) {
+            // Forty keys in four spellings each: case of scheme and NID, hex case, components.
+            let spell = |k: usize, v: usize| match v {
+                0 => format!("urn:n{}:a%2f{k}", k % 3),
+                1 => format!("URN:N{}:a%2F{k}", k % 3),
+                2 => format!("urn:n{}:a%2F{k}?+r", k % 3),
+                _ => format!("Urn:n{}:a%2f{k}#f", k % 3),
+            };
+            let mut hay = Vec::new();
+            let mut urns = Vec::new();
+            for &(k, v) in &picks {
+                let raw = spell(k, v);
+                urns.push((hay.len() as u64, raw.clone()));
+                hay.extend_from_slice(raw.as_bytes());
+                hay.push(b' ');
+            }
+            let mut table = ShardedTable::new();
+            let batches: Vec<KeyBatch> = urns
+                .chunks(slice)
+                .map(|chunk| {
+                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
+                    for (offset, raw) in chunk {
+                        let key = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap().key().into_owned();
+                        b.push(*offset as usize, raw.as_bytes(), key.as_bytes());
+                    }
+                    b
+                })
+                .collect();
+            for g in batches.chunks(group) {
+                let refs: Vec<(&KeyBatch, &[u8])> = g.iter().map(|b| (b, &hay[..])).collect();
+                table.absorb(&refs);
+            }
+            let got: Vec<Class> =
+                table.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, e.raw.to_vec()))).collect();
+            let want: Vec<Class> = reference(&urns).into_iter().collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn changed_bytes_never_become_keys() {
+        // The batch saw "urn:ab:c"; by the time it is inserted the bytes read
+        // "urn:ab:\0" (a concurrent writer). Nothing is kept.
+        let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
+        b.push(0, b"urn:ab:c", b"urn:ab:c");
+        let mut table = ShardedTable::new();
+        table.absorb(&[(&b, &b"urn:ab:\0"[..])]);
+        assert!(table.is_empty());
+        // Without the recheck (bytes that cannot change), the batch is trusted.
+        let mut b = KeyBatch::new(0, 0, None);
+        b.push(0, b"urn:ab:c", b"urn:ab:c");
+        table.absorb(&[(&b, &b"urn:ab:c"[..])]);
+        assert_eq!(table.len(), 1);
     }
 }

@@ -3,11 +3,14 @@
 //!
 //! Files are processed in parallel batches (rayon): each task maps or reads
 //! its file, scans it in parallel chunks ([`Scanner::scan`]), and, when keys
-//! are wanted, fills a [`KeyTable`] from the URNs in parallel. The calling
-//! thread then consumes the batch in input order — events to the sink,
-//! tables merged, totals added — so output never depends on scheduling.
-//! Streams (stdin, pipes) cannot be split up front; they are scanned in
-//! blocks on the calling thread, each block still in parallel chunks.
+//! are wanted, turns its URNs into [`KeyBatch`]es (key written and hashed,
+//! filed by shard). The calling thread then consumes the batch in input
+//! order — events to the sink, totals added — and the batch's keys enter
+//! the run's [`ShardedTable`] in one parallel pass, a task per shard, so
+//! output never depends on scheduling and no key is inserted twice.
+//! Files larger than a window and streams (stdin, pipes) are scanned on the
+//! calling thread a window or block at a time, each still in parallel
+//! chunks, with the same two key phases per window.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -15,10 +18,11 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use crate::dedup::{KeyTable, Position};
+use crate::dedup::{KeyBatch, ShardedTable};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
-use crate::grammar::parse;
+use crate::grammar::{parse, Grammar};
+use crate::key::key_of_valid;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
 use crate::urn::Urn;
@@ -124,7 +128,7 @@ pub struct Outcome {
     /// Counts.
     pub totals: Totals,
     /// Distinct keys (empty unless [`JobOptions::keys`]).
-    pub table: KeyTable,
+    pub table: ShardedTable,
     /// Input names by index ([`Position::file`]), `-` for stdin.
     pub inputs: Vec<String>,
 }
@@ -140,13 +144,27 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
     let batch_len = rayon::current_num_threads() * 4;
     for (b, batch) in inputs.chunks(batch_len).enumerate() {
         let base = b * batch_len;
-        let results: Vec<Processed> =
+        let mut results: Vec<Processed> =
             batch.par_iter().enumerate().map(|(i, input)| process(&scanner, opts, (base + i) as u32, input)).collect();
-        for ((i, input), result) in batch.iter().enumerate().zip(results) {
+        for ((i, input), result) in batch.iter().enumerate().zip(&mut results) {
             consume(&scanner, opts, (base + i) as u32, input, result, sink, &mut outcome)?;
         }
+        outcome.table.absorb(&batch_keys(&results));
     }
     Ok(outcome)
+}
+
+/// The key batches of the whole files of a consumed batch, in input order.
+fn batch_keys(results: &[Processed]) -> Vec<(&KeyBatch, &[u8])> {
+    let mut all = Vec::new();
+    for result in results {
+        if let Processed::Scanned(scanned) = result {
+            if let Some(whole) = &scanned.whole {
+                all.extend(scanned.keys.iter().map(|k| (k, whole.as_bytes())));
+            }
+        }
+    }
+    all
 }
 
 enum Processed {
@@ -162,9 +180,10 @@ enum Processed {
 const WINDOW: usize = 16 << 20;
 
 struct Scanned {
+    /// Kept while events or keys refer to it.
     whole: Option<Whole>,
     events: Vec<Event>,
-    table: KeyTable,
+    keys: Vec<KeyBatch>,
     totals: Totals,
     changed: bool,
 }
@@ -191,41 +210,64 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) ->
     let events = scanner.scan(hay);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
-    let table = if opts.keys { table_of(hay, &events, index, scanner, 0) } else { KeyTable::new() };
-    let changed = whole.changed_during_use();
-    if opts.events {
-        Scanned { whole: Some(whole), events, table, totals, changed }
-    } else {
-        Scanned { whole: None, events: Vec::new(), table, totals, changed }
+    let mut keys = Vec::new();
+    if opts.keys {
+        let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
+        fill_batches(&mut keys, hay, &events, origin);
     }
+    let changed = whole.changed_during_use();
+    let events = if opts.events { events } else { Vec::new() };
+    let whole = (opts.events || opts.keys).then_some(whole);
+    Scanned { whole, events, keys, totals, changed }
 }
 
-/// The key table of the URN events of `hay` (as `scan --unique` and
-/// `--stats` build it): parallel slices of events, one table each, merged.
-/// Positions are `file` and `base` + the event's offset.
-pub fn table_of(hay: &[u8], events: &[Event], file: u32, scanner: &Scanner, base: u64) -> KeyTable {
-    let grammar = scanner.options().grammar;
-    events
-        .par_chunks(1 << 15)
-        .map(|slice| {
-            let mut table = KeyTable::new();
-            let mut key = Vec::with_capacity(128);
-            for event in slice {
-                if let Event::Urn { offset, len } = *event {
-                    let text = &hay[offset..offset + len];
-                    if let Ok(urn) = parse(text, grammar) {
-                        key.clear();
-                        urn.write_key(&mut key);
-                        table.insert(&key, text, Position { file, offset: base + offset as u64 }, 1);
-                    }
+/// Events per [`KeyBatch`]: enough to amortise a batch, small enough that a
+/// window's events spread over every thread.
+const KEY_SLICE: usize = 1 << 14;
+
+/// Where a buffer's URNs come from, as their key table records them.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin {
+    /// Index of the input.
+    pub file: u32,
+    /// Offset of the buffer's first byte in the input.
+    pub base: u64,
+    /// The grammar the URNs were validated under.
+    pub grammar: Grammar,
+    /// The buffer is a shared file mapping, whose bytes can change while
+    /// they are read: new keys are checked again before they are kept.
+    pub mapped: bool,
+}
+
+/// Phase 1 of filling a [`ShardedTable`] (see [`crate::dedup`]): the keys
+/// of the URN events of `hay`, written and hashed in parallel slices, one
+/// [`KeyBatch`] per slice, reusing the batches in `batches`. The URNs were
+/// validated by the scan, so the key is read off their bytes without
+/// parsing them again.
+pub fn fill_batches(batches: &mut Vec<KeyBatch>, hay: &[u8], events: &[Event], origin: Origin) {
+    let Origin { file, base, grammar, mapped } = origin;
+    let recheck = mapped.then_some(grammar);
+    let slices = events.len().div_ceil(KEY_SLICE);
+    batches.resize_with(slices, || KeyBatch::new(file, base, recheck));
+    batches.par_iter_mut().zip(events.par_chunks(KEY_SLICE)).for_each(|(batch, slice)| {
+        batch.reset(file, base, recheck, slice.len());
+        for event in slice {
+            if let Event::Urn { offset, len } = *event {
+                let raw = &hay[offset..offset + len];
+                if let Some(key) = key_of_valid(raw, grammar) {
+                    batch.push(offset, raw, &key);
                 }
             }
-            table
-        })
-        .reduce(KeyTable::new, |mut a, b| {
-            a.merge(&b);
-            a
-        })
+        }
+    });
+}
+
+/// Both phases: the keys of the URN events of `hay` into `table`, with
+/// `batches` as reusable scratch space.
+pub fn add_keys(table: &mut ShardedTable, batches: &mut Vec<KeyBatch>, hay: &[u8], events: &[Event], origin: Origin) {
+    fill_batches(batches, hay, events, origin);
+    let refs: Vec<(&KeyBatch, &[u8])> = batches.iter().map(|b| (b, hay)).collect();
+    table.absorb(&refs);
 }
 
 fn consume(
@@ -233,7 +275,7 @@ fn consume(
     opts: &JobOptions,
     index: u32,
     input: &Result<Input, InputError>,
-    result: Processed,
+    result: &mut Processed,
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
 ) -> io::Result<()> {
@@ -242,22 +284,25 @@ fn consume(
     match result {
         Processed::Failed(error) => {
             outcome.totals.errors += 1;
-            sink.input_error(&error)
+            sink.input_error(error)
         }
         Processed::Scanned(scanned) => {
             if let Some(whole) = &scanned.whole {
                 emit(scanner, file, whole.as_bytes(), 0, &scanned.events, sink)?;
             }
+            scanned.events = Vec::new();
             outcome.totals.add(&scanned.totals);
-            outcome.table.merge(&scanned.table);
             if scanned.changed {
                 outcome.totals.errors += 1;
                 sink.input_error(&changed_error(&name))?;
             }
             Ok(())
         }
-        Processed::Large(whole) => scan_large(scanner, opts, file, &whole, sink, outcome),
-        Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, sink, outcome),
+        Processed::Large(whole) => scan_large(scanner, opts, file, whole, sink, outcome),
+        Processed::Stream(reader) => {
+            let reader = std::mem::replace(reader, Box::new(io::empty()));
+            scan_stream(scanner, opts, file, reader, sink, outcome)
+        }
     }
 }
 
@@ -307,6 +352,9 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let mut result = Ok(());
+    let mut batches = Vec::new();
+    let mut released = 0;
+    let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
     scanner.scan_windows(hay, WINDOW, |events| {
         events.iter().for_each(|e| totals.count(e));
         if opts.events {
@@ -316,7 +364,13 @@ fn scan_large(
             }
         }
         if opts.keys {
-            outcome.table.merge(&table_of(hay, events, file.index, scanner, 0));
+            add_keys(&mut outcome.table, &mut batches, hay, events, origin);
+        }
+        // Later windows read at most a few bytes before their start, and
+        // every event is a candidate start: all before the last one is done.
+        if let Some(last) = events.last() {
+            whole.release(released..last.offset());
+            released = last.offset();
         }
         true
     });
@@ -341,6 +395,7 @@ fn scan_stream(
 ) -> io::Result<()> {
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut sink_error = None;
+    let mut batches = Vec::new();
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
         events.iter().for_each(|e| totals.count(e));
         if opts.events {
@@ -350,7 +405,8 @@ fn scan_stream(
             }
         }
         if opts.keys {
-            outcome.table.merge(&table_of(buf, events, file.index, scanner, base));
+            let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
+            add_keys(&mut outcome.table, &mut batches, buf, events, origin);
         }
         true
     });

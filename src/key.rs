@@ -10,6 +10,8 @@
 
 use std::borrow::Cow;
 
+use crate::grammar::Grammar;
+
 /// The key of `name` (`urn:NID:NSS`, already validated, no components;
 /// `nid_end` is the index of the ":" after the NID).
 pub(crate) fn key_bytes(name: &[u8], nid_end: usize) -> Cow<'_, [u8]> {
@@ -38,6 +40,32 @@ pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
         nss[hex..hex + 2].make_ascii_uppercase();
         from = hex + 2;
     }
+}
+
+/// The key of `urn`, a whole URN already validated under `grammar` (as the
+/// scanner reports them), without validating it again: the NID ends at the
+/// first `:` after `urn:`, and under RFC 8141 the assigned name ends at the
+/// first `?` or `#` (neither can occur in an NSS); RFC 2141 has no
+/// components, so there the name is the whole URN.
+///
+/// The bytes may have changed since they were validated (a file mapping
+/// being rewritten), so nothing here trusts them: `None` when they no longer
+/// have the shape the key needs. Other damage yields a key that the caller
+/// must check before keeping it.
+pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>> {
+    let name_end = match grammar {
+        Grammar::Rfc8141 => memchr::memchr2(b'?', b'#', urn).unwrap_or(urn.len()),
+        Grammar::Rfc2141 => urn.len(),
+    };
+    let name = &urn[..name_end];
+    let nid_end = 4 + memchr::memchr(b':', name.get(4..)?)?;
+    let nss = &name[nid_end + 1..];
+    // Every "%" must have its two digits inside the name; checking the last
+    // one is enough.
+    if memchr::memrchr(b'%', nss).is_some_and(|p| p + 3 > nss.len()) {
+        return None;
+    }
+    Some(key_bytes(name, nid_end))
 }
 
 fn is_key_form(name: &[u8], nid_end: usize) -> bool {
@@ -75,6 +103,40 @@ mod tests {
         assert_eq!(key("urn:example:%41"), "urn:example:%41");
         assert_ne!(key("urn:example:%41"), key("urn:example:A"));
         assert_ne!(key("urn:example:a"), key("urn:example:A"));
+    }
+
+    #[test]
+    fn key_of_valid_equals_the_parsed_key() {
+        use super::key_of_valid;
+        let cases: [(&str, Grammar); 6] = [
+            ("URN:EX:a%2cb?+r?=q#f", Grammar::Rfc8141),
+            ("urn:ex:a#", Grammar::Rfc8141),
+            ("urn:Ex-1:a/b:c", Grammar::Rfc8141),
+            ("urn:ex:a?b#c%2f", Grammar::Rfc2141),
+            ("Urn:AB:x%aa", Grammar::Rfc2141),
+            ("urn:isbn:0451450523", Grammar::Rfc8141),
+        ];
+        for (text, grammar) in cases {
+            let urn = parse(text.as_bytes(), grammar).unwrap();
+            assert_eq!(key_of_valid(text.as_bytes(), grammar).as_deref(), Some(urn.key().as_bytes()), "{text}");
+        }
+    }
+
+    #[test]
+    fn key_of_valid_never_panics_on_changed_bytes() {
+        use super::key_of_valid;
+        // No NID end, or a "%" without its two digits: no key.
+        for text in ["", "urn", "urn:", "urn:ab", "urn:ab:c%", "urn:ab:c%4", "urn:ab:%"] {
+            for grammar in [Grammar::Rfc8141, Grammar::Rfc2141] {
+                assert_eq!(key_of_valid(text.as_bytes(), grammar), None, "{text:?}");
+            }
+        }
+        // Other damage gives some key (which callers check again), never a panic.
+        for text in ["\0\0\0\0:ab:c", "urn::", "urn:?:", "urn:a#:%%%", "\u{e9}\u{e9}:x:y"] {
+            for grammar in [Grammar::Rfc8141, Grammar::Rfc2141] {
+                let _ = key_of_valid(text.as_bytes(), grammar);
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! | [`find`] | candidates: each `urn:` the SIMD search finds, confirmed by the left-boundary rule |
 //! | [`extract`] | where a URN ends in running text (longest valid prefix, apostrophes, trimming) |
 //! | [`scan`] | [`Scanner`]: candidates → [`Event`]s over a buffer, sequential or in parallel chunks |
-//! | [`dedup`] | [`KeyTable`]: distinct keys in an arena, counts, first occurrences, merging |
+//! | [`dedup`] | [`KeyTable`]: distinct keys in an arena, counts, first occurrences; [`ShardedTable`]: the same, filled by all threads at once |
 //! | [`source`] | inputs: walking directories, mapping, reading or streaming files |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
 //! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
@@ -76,7 +76,7 @@ pub mod scan;
 pub mod source;
 pub mod urn;
 
-pub use dedup::{KeyTable, Position};
+pub use dedup::{KeyTable, Position, ShardedTable};
 pub use error::{ErrorKind, UrnError};
 pub use extract::ExtractOptions;
 pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};

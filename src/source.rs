@@ -186,6 +186,20 @@ impl Whole {
         }
     }
 
+    /// Whether the bytes are a shared file mapping (which a concurrent
+    /// writer can change while they are read).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self, Whole::Mapped(_))
+    }
+
+    /// Gives back the resident memory of the bytes in `range`, which the
+    /// caller is done with (mapped files only; see [`Mapping::release`]).
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Whole::Mapped(m) = self {
+            m.release(range);
+        }
+    }
+
     /// Whether the file shrank while mapped: its results are incomplete.
     pub fn changed_during_use(&self) -> bool {
         match self {

@@ -15,9 +15,8 @@
 //! 4. search + validate — the events of a scan, window by window
 //!    ([`Scanner::scan_windows`], each window a parallel [`Scanner::scan`]),
 //!    as `urnscan scan` scans a large file;
-//! 5. `+ dedup` — each window's events turned into a key table
-//!    ([`table_of`]) and merged into one, as `scan --unique` and
-//!    `scan --stats` do.
+//! 5. `+ dedup` — each window's URNs added to a sharded key table
+//!    ([`add_keys`]), as `scan --unique` and `scan --stats` do.
 //!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
@@ -37,10 +36,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
-use urnscan::dedup::KeyTable;
+use urnscan::dedup::ShardedTable;
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
-use urnscan::job::table_of;
+use urnscan::job::{add_keys, Origin};
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::DEFAULT_CHUNK_SIZE;
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
@@ -191,10 +190,13 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> u64 {
 }
 
 /// The key table of the whole buffer, built as `scan --unique` builds it.
-fn key_table(scanner: &Scanner, hay: &[u8]) -> KeyTable {
-    let mut table = KeyTable::new();
+fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
+    let mut table = ShardedTable::new();
+    let mut batches = Vec::new();
     scanner.scan_windows(hay, WINDOW, |events| {
-        table.merge(&table_of(hay, events, 0, scanner, 0));
+        // As a mapped file is scanned: new keys are checked again.
+        let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true };
+        add_keys(&mut table, &mut batches, hay, events, origin);
         true
     });
     table

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use urnscan::dedup::{Entry, KeyTable};
+use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
 use urnscan::source::{InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
@@ -111,24 +111,29 @@ impl<W: Write> Printer<W> {
     }
 
     fn unique_record(&mut self, e: &Entry<'_>, path: &str) -> io::Result<()> {
-        let key = ascii(e.key);
-        let raw = ascii(e.raw);
-        let nid = nid_of_key(key);
         match self.format {
-            Format::Text => writeln!(self.out, "{}\t{raw}", e.count),
+            Format::Text => {
+                // Raw forms are ASCII: written as they are, without a UTF-8 check.
+                write!(self.out, "{}\t", e.count)?;
+                self.out.write_all(e.raw)?;
+                self.out.write_all(b"\n")
+            }
             Format::Jsonl | Format::Json => {
+                let key = ascii(e.key);
                 self.out.write_all(b"{\"key\":")?;
                 json_str(&mut self.out, key)?;
                 self.out.write_all(b",\"urn\":")?;
-                json_str(&mut self.out, raw)?;
+                json_str(&mut self.out, ascii(e.raw))?;
                 write!(self.out, ",\"count\":{},\"nid\":", e.count)?;
-                json_str(&mut self.out, nid)?;
+                json_str(&mut self.out, nid_of_key(key))?;
                 self.out.write_all(b",\"path\":")?;
                 json_str(&mut self.out, path)?;
                 writeln!(self.out, ",\"offset\":{}}}", e.first.offset)
             }
             Format::Csv => {
-                let fields = [key, raw, &e.count.to_string(), nid, path, &e.first.offset.to_string()];
+                let key = ascii(e.key);
+                let fields =
+                    [key, ascii(e.raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
                 let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
                 writeln!(self.out, "{}", line.join(","))
             }
@@ -220,10 +225,12 @@ struct NidStat {
     unique: u64,
 }
 
-fn nid_stats(table: &KeyTable) -> Vec<NidStat> {
-    let mut by_nid: HashMap<&str, (u64, u64)> = HashMap::new();
+fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
+    // One entry per distinct key: hashed with foldhash and kept as bytes;
+    // only the few distinct NIDs become strings.
+    let mut by_nid: HashMap<&[u8], (u64, u64), foldhash::fast::RandomState> = HashMap::default();
     for e in table.iter() {
-        let slot = by_nid.entry(nid_of_key(ascii(e.key))).or_default();
+        let slot = by_nid.entry(nid_bytes_of_key(e.key)).or_default();
         slot.0 += e.count;
         slot.1 += 1;
     }
@@ -231,8 +238,8 @@ fn nid_stats(table: &KeyTable) -> Vec<NidStat> {
     let mut stats: Vec<NidStat> = by_nid
         .into_iter()
         .map(|(nid, (occurrences, unique))| NidStat {
-            nid: nid.to_owned(),
-            class: classifier.classify(nid.as_bytes()).as_str(),
+            nid: String::from_utf8_lossy(nid).into_owned(),
+            class: classifier.classify(nid).as_str(),
             occurrences,
             unique,
         })
@@ -299,6 +306,12 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
         write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
     }
     writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
+}
+
+/// The NID of an equivalence key (`urn:NID:NSS`), as bytes.
+fn nid_bytes_of_key(key: &[u8]) -> &[u8] {
+    let rest = key.get(4..).unwrap_or_default();
+    rest.split(|&b| b == b':').next().unwrap_or_default()
 }
 
 fn ascii(bytes: &[u8]) -> &str {

@@ -100,6 +100,16 @@ impl Mapping {
     pub fn changed_during_use(&self) -> bool {
         self.inner.changed_during_use()
     }
+
+    /// Drops the whole pages inside `range` from this process's resident
+    /// memory (`MADV_DONTNEED`): a scan that is done with them gives them
+    /// back, so a mapped file of many GB does not count in full against the
+    /// process's RSS. The bytes do not change: the file's pages stay in the
+    /// page cache and a later read maps them again (or, past a truncation,
+    /// reads zeros as before). Advice the kernel refuses is ignored.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        self.inner.release(range);
+    }
 }
 
 impl std::fmt::Debug for Mapping {
@@ -123,6 +133,9 @@ mod imp {
             match *self {}
         }
         pub(super) fn changed_during_use(&self) -> bool {
+            match *self {}
+        }
+        pub(super) fn release(&self, _range: std::ops::Range<usize>) {
             match *self {}
         }
     }
@@ -204,6 +217,23 @@ mod imp {
             // then treat the bytes with suspicion, which is the safe side.
             let shrank = self.file.metadata().map_or(true, |m| m.len() < self.len as u64);
             faulted || shrank
+        }
+
+        pub(super) fn release(&self, range: std::ops::Range<usize>) {
+            let page = guard::page_size();
+            let start = range.start.div_ceil(page) * page;
+            let end = range.end.min(self.len) / page * page;
+            if self.slot.is_none() || start >= end {
+                return;
+            }
+            // SAFETY: a page-aligned range inside our own read-only shared
+            // file mapping. MADV_DONTNEED on it only drops page-table
+            // entries: later reads fault the file's pages back in (or the
+            // guard's zero pages, which read as zeros again), so every
+            // `&[u8]` view keeps reading the same bytes.
+            unsafe {
+                libc::madvise(self.ptr.as_ptr().add(start).cast(), end - start, libc::MADV_DONTNEED);
+            }
         }
     }
 
@@ -319,6 +349,12 @@ mod guard {
     static INSTALL: Once = Once::new();
     static INSTALLED: AtomicBool = AtomicBool::new(false);
     static PAGE_SIZE: AtomicUsize = AtomicUsize::new(0);
+
+    /// The page size, read when the guard was installed (every mapping
+    /// installs it first).
+    pub(super) fn page_size() -> usize {
+        PAGE_SIZE.load(Ordering::Relaxed).max(1)
+    }
 
     /// Installs the handler once per process.
     pub(super) fn install() -> io::Result<()> {
