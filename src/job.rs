@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -24,7 +26,7 @@ use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, 
 use crate::urn::Urn;
 
 /// What a run does.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct JobOptions {
     /// Grammar and trimming.
     pub extract: ExtractOptions,
@@ -40,6 +42,10 @@ pub struct JobOptions {
     pub keys: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
+    /// Bytes scanned so far, for a progress display: added to once per
+    /// file, window or stream block (never per URN), so it costs nothing
+    /// measurable, and nothing at all when `None`.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for JobOptions {
@@ -52,6 +58,7 @@ impl Default for JobOptions {
             stream_block: DEFAULT_STREAM_BLOCK,
             keys: true,
             events: true,
+            progress: None,
         }
     }
 }
@@ -191,6 +198,7 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) ->
     let events = scanner.scan(hay);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
+    advance(opts, hay.len() as u64);
     let table = if opts.keys { table_of(hay, &events, index, scanner, 0) } else { KeyTable::new() };
     let changed = whole.changed_during_use();
     if opts.events {
@@ -307,8 +315,14 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let mut result = Ok(());
+    let mut reported = 0u64;
     scanner.scan_windows(hay, WINDOW, |events| {
         events.iter().for_each(|e| totals.count(e));
+        // Windows start where the last URN ended, at most a URN's length past
+        // the nominal boundary: close enough for a display, exact at the end.
+        let upto = (reported + WINDOW as u64).min(totals.bytes);
+        advance(opts, upto - reported);
+        reported = upto;
         if opts.events {
             if let Err(e) = emit(scanner, file, hay, 0, events, sink) {
                 result = Err(e);
@@ -321,6 +335,7 @@ fn scan_large(
         true
     });
     result?;
+    advance(opts, totals.bytes.saturating_sub(reported));
     outcome.totals.add(&totals);
     if whole.changed_during_use() {
         outcome.totals.errors += 1;
@@ -341,8 +356,12 @@ fn scan_stream(
 ) -> io::Result<()> {
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut sink_error = None;
+    let mut reported = 0u64;
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
         events.iter().for_each(|e| totals.count(e));
+        let read = base + buf.len() as u64;
+        advance(opts, read - reported);
+        reported = read;
         if opts.events {
             if let Err(e) = emit(scanner, file, buf, base, events, sink) {
                 sink_error = Some(e);
@@ -359,6 +378,7 @@ fn scan_stream(
     }
     match result {
         Ok(bytes) => {
+            advance(opts, bytes.saturating_sub(reported));
             totals.bytes = bytes;
             outcome.totals.add(&totals);
             Ok(())
@@ -368,5 +388,12 @@ fn scan_stream(
             outcome.totals.errors += 1;
             sink.input_error(&InputError { path: file.name.to_owned(), error })
         }
+    }
+}
+
+/// Adds `bytes` to the progress counter, if there is one.
+fn advance(opts: &JobOptions, bytes: u64) {
+    if let Some(counter) = &opts.progress {
+        counter.fetch_add(bytes, Ordering::Relaxed);
     }
 }
