@@ -15,6 +15,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -28,7 +30,7 @@ use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, 
 use crate::urn::Urn;
 
 /// What a run does.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct JobOptions {
     /// Grammar and trimming.
     pub extract: ExtractOptions,
@@ -44,6 +46,10 @@ pub struct JobOptions {
     pub keys: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
+    /// Bytes scanned so far, for a progress display: added to once per
+    /// file, window or stream block (never per URN), so it costs nothing
+    /// measurable, and nothing at all when `None`.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for JobOptions {
@@ -56,6 +62,7 @@ impl Default for JobOptions {
             stream_block: DEFAULT_STREAM_BLOCK,
             keys: true,
             events: true,
+            progress: None,
         }
     }
 }
@@ -210,6 +217,7 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) ->
     let events = scanner.scan(hay);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
+    advance(opts, hay.len() as u64);
     let mut keys = Vec::new();
     if opts.keys {
         let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
@@ -355,8 +363,14 @@ fn scan_large(
     let mut batches = Vec::new();
     let mut released = 0;
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
+    let mut reported = 0u64;
     scanner.scan_windows(hay, WINDOW, |events| {
         events.iter().for_each(|e| totals.count(e));
+        // Windows start where the last URN ended, at most a URN's length past
+        // the nominal boundary: close enough for a display, exact at the end.
+        let upto = (reported + WINDOW as u64).min(totals.bytes);
+        advance(opts, upto - reported);
+        reported = upto;
         if opts.events {
             if let Err(e) = emit(scanner, file, hay, 0, events, sink) {
                 result = Err(e);
@@ -375,6 +389,7 @@ fn scan_large(
         true
     });
     result?;
+    advance(opts, totals.bytes.saturating_sub(reported));
     outcome.totals.add(&totals);
     if whole.changed_during_use() {
         outcome.totals.errors += 1;
@@ -396,8 +411,12 @@ fn scan_stream(
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut sink_error = None;
     let mut batches = Vec::new();
+    let mut reported = 0u64;
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
         events.iter().for_each(|e| totals.count(e));
+        let read = base + buf.len() as u64;
+        advance(opts, read - reported);
+        reported = read;
         if opts.events {
             if let Err(e) = emit(scanner, file, buf, base, events, sink) {
                 sink_error = Some(e);
@@ -415,6 +434,7 @@ fn scan_stream(
     }
     match result {
         Ok(bytes) => {
+            advance(opts, bytes.saturating_sub(reported));
             totals.bytes = bytes;
             outcome.totals.add(&totals);
             Ok(())
@@ -424,5 +444,12 @@ fn scan_stream(
             outcome.totals.errors += 1;
             sink.input_error(&InputError { path: file.name.to_owned(), error })
         }
+    }
+}
+
+/// Adds `bytes` to the progress counter, if there is one.
+fn advance(opts: &JobOptions, bytes: u64) {
+    if let Some(counter) = &opts.progress {
+        counter.fetch_add(bytes, Ordering::Relaxed);
     }
 }

@@ -118,6 +118,8 @@ use std::hash::BuildHasher;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -173,6 +175,10 @@ pub struct DedupOptions {
     /// [`MIN_BLOCK_SIZE`]..=[`MAX_BLOCK_SIZE`], and to an eighth of the
     /// memory limit when there is one. Never changes results.
     pub block_size: usize,
+    /// Bytes of input parsed so far, for a progress display: added to once
+    /// per parse chunk (a few per thread and block), never per line; `None`
+    /// costs nothing.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for DedupOptions {
@@ -183,6 +189,7 @@ impl Default for DedupOptions {
             memory_limit: None,
             temp_dir: None,
             block_size: DEFAULT_BLOCK_SIZE,
+            progress: None,
         }
     }
 }
@@ -578,6 +585,7 @@ pub struct LineDedup {
     spill: Option<Spill>,
     /// Phase-1 results, one per chunk of the current block.
     chunks: Vec<ChunkOut>,
+    progress: Option<Arc<AtomicU64>>,
 }
 
 /// The spill directory and the level-0 partition files.
@@ -603,6 +611,7 @@ impl LineDedup {
             counts: LineCounts::default(),
             spill: None,
             chunks: Vec::new(),
+            progress: opts.progress,
         }
     }
 
@@ -686,7 +695,14 @@ impl LineDedup {
             self.chunks.resize_with(ranges.len(), ChunkOut::default);
         }
         let used = ranges.len();
-        self.chunks[..used].par_iter_mut().zip(ranges).for_each(|(out, range)| out.scan(block, range, judge));
+        let progress = self.progress.as_deref();
+        self.chunks[..used].par_iter_mut().zip(ranges).for_each(|(out, range)| {
+            let len = range.len() as u64;
+            out.scan(block, range, judge);
+            if let Some(counter) = progress {
+                counter.fetch_add(len, AtomicOrdering::Relaxed);
+            }
+        });
         let outs = &self.chunks[..used];
         let mut bases = Vec::with_capacity(outs.len());
         let mut next = first_line;

@@ -8,20 +8,21 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use urnscan::{parse, NidClassifier, Urn, UrnError};
 
+use super::color::{self, Palette, INVALID, VALID};
 use super::output::{json_opt, json_str};
-use super::{grammar, CheckArgs, CheckFormat};
+use super::{grammar, CheckArgs, CheckFormat, Ui};
 
-pub fn run(args: &CheckArgs) -> Result<ExitCode> {
+pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let grammar = grammar(args.rfc2141);
     let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     let mut all_valid = true;
     let classifier = NidClassifier::new();
     let mut judge = |input: &[u8]| -> Result<()> {
         let result = parse(input, grammar);
         all_valid &= result.is_ok();
         match args.format {
-            CheckFormat::Text => write_text(&mut out, input, &result, &classifier),
+            CheckFormat::Text => write_text(&mut out, input, &result, &classifier, ui.out),
             CheckFormat::Jsonl => write_jsonl(&mut out, input, &result, &classifier),
         }
         .context("cannot write to standard output")
@@ -71,10 +72,11 @@ fn write_text(
     input: &[u8],
     result: &Result<Urn, UrnError>,
     classifier: &NidClassifier,
+    palette: Palette,
 ) -> io::Result<()> {
     match result {
         Ok(urn) => {
-            write!(out, "{urn}\tvalid\tnid={} nss={}", urn.nid(), urn.nss())?;
+            write!(out, "{urn}\t{}\tnid={} nss={}", palette.paint(VALID, "valid"), urn.nid(), urn.nss())?;
             for (name, part) in [("r", urn.r_component()), ("q", urn.q_component()), ("f", urn.f_component())] {
                 if let Some(part) = part {
                     write!(out, " {name}={part}")?;
@@ -84,7 +86,8 @@ fn write_text(
         }
         Err(e) => {
             let shown = String::from_utf8_lossy(input);
-            writeln!(out, "{shown}\tinvalid\t{}", e.render(input).replace('\n', "\n\t"))
+            let marker = palette.paint(INVALID, "invalid");
+            writeln!(out, "{shown}\t{marker}\t{}", e.render(input).replace('\n', "\n\t"))
         }
     }
 }

@@ -5,7 +5,8 @@
 //! stderr or to the `--rejects` file as they come, prints the classes, the
 //! summary, and picks the exit status. All diagnostics go through one
 //! buffered stderr writer, so a file with many bad lines costs no system
-//! call per line, and messages stay in input order.
+//! call per line, and messages stay in input order; it writes whole lines
+//! only, around the progress display ([`WholeLines`]).
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -19,8 +20,10 @@ use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, O
 use urnscan::source::{self, Contents, Input, MmapPolicy, WalkOptions};
 use urnscan::UrnError;
 
+use super::color::{self, Palette};
 use super::output::{csv_field, json_str, nid_of_key, thousands};
-use super::{grammar, DedupArgs};
+use super::progress::{self, Progress, WholeLines};
+use super::{grammar, DedupArgs, Ui};
 
 /// `dedup --format` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,20 +50,24 @@ pub fn size_arg(text: &str) -> Result<u64, String> {
     super::gen::parse_size(text).map_err(|e| e.to_string())
 }
 
-pub fn run(args: &DedupArgs) -> Result<ExitCode> {
+pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     if args.files.is_empty() && io::stdin().is_terminal() && !args.quiet {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
     }
     let inputs = source::expand(&args.files, WalkOptions::default());
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
-    let mut reporter = Reporter::new(args, &names)?;
+    // --quiet keeps stderr quiet unless progress is asked for by name.
+    let flag = args.progress.flag().or(args.quiet.then_some(false));
+    let progress = Progress::for_run(flag, || progress::total_size(&inputs));
+    let mut reporter = Reporter::new(args, &names, &progress, ui.err)?;
     let mut dedup = LineDedup::new(DedupOptions {
         grammar: grammar(args.rfc2141),
         ns_rules: args.ns_rules,
         memory_limit: args.memory_limit,
         temp_dir: args.temp_dir.clone(),
         block_size: args.block_size.unwrap_or(DEFAULT_BLOCK_SIZE),
+        progress: progress.counter(),
     });
     let mut input_errors = 0u64;
     for (i, input) in inputs.iter().enumerate() {
@@ -77,6 +84,7 @@ pub fn run(args: &DedupArgs) -> Result<ExitCode> {
         }
     }
     reporter.finish_rejects()?;
+    progress.finish();
     // Rejects before the classes, for a reader of both streams.
     reporter.err.flush().context("cannot write to standard error")?;
     let counts = dedup.counts().clone();
@@ -126,12 +134,13 @@ struct Reporter<'a> {
     /// The path column of the rejects file is written when there are several inputs.
     several: bool,
     rejects: Option<(PathBuf, BufWriter<File>)>,
-    err: BufWriter<io::Stderr>,
+    err: WholeLines<'a, anstream::AutoStream<io::Stderr>>,
+    palette: Palette,
     quiet: bool,
 }
 
 impl<'a> Reporter<'a> {
-    fn new(args: &DedupArgs, names: &'a [String]) -> Result<Reporter<'a>> {
+    fn new(args: &DedupArgs, names: &'a [String], progress: &'a Progress, palette: Palette) -> Result<Reporter<'a>> {
         let rejects = match &args.rejects {
             Some(path) => {
                 let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
@@ -139,8 +148,8 @@ impl<'a> Reporter<'a> {
             }
             None => None,
         };
-        let err = BufWriter::with_capacity(64 << 10, io::stderr());
-        Ok(Reporter { names, several: names.len() > 1, rejects, err, quiet: args.quiet })
+        let err = WholeLines::new(color::stream(io::stderr(), palette), progress);
+        Ok(Reporter { names, several: names.len() > 1, rejects, err, palette, quiet: args.quiet })
     }
 
     fn reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
@@ -162,7 +171,7 @@ impl<'a> Reporter<'a> {
 
     /// Input errors are shown even with `--quiet`: they change the exit status.
     fn input_error(&mut self, name: &str, error: &io::Error) -> Result<()> {
-        writeln!(self.err, "urnscan: {name}: {error}").context("cannot write to standard error")
+        writeln!(self.err, "{} {name}: {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 
     fn finish_rejects(&mut self) -> Result<()> {

@@ -7,9 +7,12 @@
 
 mod bench;
 mod check;
+mod color;
 mod dedup;
 mod gen;
+mod man;
 mod output;
+mod progress;
 mod scan;
 
 use std::ffi::OsString;
@@ -18,12 +21,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use color::{ColorWhen, Palette};
+use progress::ProgressArgs;
+
 /// Find, validate, deduplicate and count URNs (RFC 8141 / RFC 2141).
 #[derive(Parser, Debug)]
 #[command(name = "urnscan", version, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to use colour on stdout and stderr (each decided on its own).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
 }
 
 #[derive(Subcommand, Debug)]
@@ -43,6 +52,46 @@ enum Command {
     /// Measure how close to the memory-read floor urnscan runs on this machine.
     #[command(after_help = BENCH_EXAMPLES)]
     Bench(BenchArgs),
+    /// Print a shell completion script to stdout.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout, or write one page per subcommand to a directory.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  urnscan completions bash > ~/.local/share/bash-completion/completions/urnscan
+  urnscan completions zsh > ~/.zfunc/_urnscan    with fpath+=~/.zfunc before compinit
+  urnscan completions fish > ~/.config/fish/completions/urnscan.fish
+  urnscan completions powershell >> $PROFILE
+  urnscan completions elvish >> ~/.config/elvish/rc.elv
+
+Exit status: 0 on success, 2 on an error.";
+
+/// Options of `urnscan completions`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  urnscan man | man -l -                           read it now
+  urnscan man --out-dir ~/.local/share/man/man1    install; then man urnscan-scan
+  sudo urnscan man --out-dir /usr/local/share/man/man1
+
+Exit status: 0 on success, 2 if a page could not be written.";
+
+/// Options of `urnscan man`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write urnscan.1 and urnscan-SUBCOMMAND.1 here instead of printing urnscan.1.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
 }
 
 const BENCH_EXAMPLES: &str = "\
@@ -57,7 +106,9 @@ Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
 (the scan's events), + dedup (key table, as --unique and --stats).
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
-as fast as reading the bytes. Each row is the best of --runs runs.";
+as fast as reading the bytes. Each row is the best of --runs runs.
+
+Exit status: 0 on success, 2 on an error.";
 
 /// Options of `urnscan bench`.
 #[derive(clap::Args, Debug)]
@@ -98,7 +149,9 @@ Examples:
   urnscan gen --dataset --lines 10000000 --distinct 3000000 -o urns.txt   one URN per line
 
 The truth file has one line per planted URN: offset, URN, key (with --dataset: key and count).
-The same options always give the same bytes.";
+The same options always give the same bytes.
+
+Exit status: 0 on success, 2 on an error.";
 
 /// Options of `urnscan gen`.
 #[derive(clap::Args, Debug)]
@@ -186,6 +239,8 @@ pub struct ScanArgs {
     /// Bytes per parallel chunk (tests and tuning; output is the same for any value).
     #[arg(long, value_name = "BYTES", hide = true)]
     chunk_size: Option<usize>,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 /// `--mmap` values.
@@ -204,7 +259,7 @@ Examples:
   urnscan dedup urns.txt > unique.txt            each class once, as first seen
   urnscan dedup --count --sort key a.txt b.txt   count<TAB>urn, by equivalence key
   urnscan dedup --keys --rejects bad.tsv in.txt  keys; invalid lines to bad.tsv
-  urnscan dedup --format jsonl --ns-rules in.txt key, urn, count, nid, path, line
+  urnscan dedup --format jsonl --ns-rules in.txt  key, urn, count, nid, path, line
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -239,7 +294,8 @@ pub struct DedupArgs {
     /// Write invalid lines to FILE (TSV: [path], line, kind, text) instead of stderr.
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
-    /// No reject messages and no summary on stderr (a --rejects file is still written).
+    /// No reject messages, no summary and no default progress bar on stderr (a --rejects file is still
+    /// written).
     #[arg(short, long)]
     quiet: bool,
     /// Exit with status 1 if any line is not a valid URN.
@@ -263,6 +319,8 @@ pub struct DedupArgs {
     /// Bytes per block of input (tests and tuning; output is the same for any value).
     #[arg(long, value_name = "BYTES", hide = true)]
     block_size: Option<usize>,
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 const CHECK_EXAMPLES: &str = "\
@@ -323,22 +381,47 @@ fn with_threads<T: Send>(threads: Option<usize>, f: impl FnOnce() -> anyhow::Res
     pool.install(f)
 }
 
+/// Colour decisions for the two output streams.
+#[derive(Clone, Copy, Debug)]
+pub struct Ui {
+    /// For stdout.
+    out: Palette,
+    /// For stderr.
+    err: Palette,
+}
+
+impl Ui {
+    fn detect(when: ColorWhen) -> Ui {
+        Ui { out: Palette::detect(when, &std::io::stdout()), err: Palette::detect(when, &std::io::stderr()) }
+    }
+
+    /// `urnscan: MESSAGE` on stderr, the prefix in the error colour.
+    fn error(self, message: std::fmt::Arguments<'_>) {
+        use std::io::Write;
+        let line = format!("{} {message}\n", self.err.error_prefix());
+        let _ = color::stream(std::io::stderr().lock(), self.err).write_all(line.as_bytes());
+    }
+}
+
 /// Parses the arguments, runs the subcommand, and turns its outcome into an
 /// exit status.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let ui = Ui::detect(cli.color);
     let outcome = match cli.command {
-        Command::Check(args) => check::run(&args),
-        Command::Scan(args) => with_threads(args.threads, || scan::run(&args)),
-        Command::Dedup(args) => with_threads(args.threads, || dedup::run(&args)),
+        Command::Check(args) => check::run(&args, ui),
+        Command::Scan(args) => with_threads(args.threads, || scan::run(&args, ui)),
+        Command::Dedup(args) => with_threads(args.threads, || dedup::run(&args, ui)),
         Command::Gen(args) => gen::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Completions(args) => man::completions(args.shell),
+        Command::Man(args) => man::run(args.out_dir.as_deref()),
     };
     match outcome {
         Ok(code) => code,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("urnscan: {err:#}");
+            ui.error(format_args!("{err:#}"));
             ExitCode::from(2)
         }
     }

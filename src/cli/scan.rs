@@ -10,16 +10,21 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
-use urnscan::source::{InputError, MmapPolicy, WalkOptions};
+use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
+use super::color::{self, Palette, ERROR, HEADER};
 use super::output::{csv_field, json_str, nid_of_key, thousands};
-use super::{grammar, Format, MmapArg, ScanArgs};
+use super::progress::{self, Progress};
+use super::{grammar, Format, MmapArg, ScanArgs, Ui};
 
-pub fn run(args: &ScanArgs) -> Result<ExitCode> {
+pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.paths.is_empty() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
     }
+    let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
+    // The total walks the directories once more, but only when a bar may be shown.
+    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&args.paths, walk)));
     let opts = JobOptions {
         extract: ExtractOptions { grammar: grammar(args.rfc2141), trim: !args.no_trim },
         mmap: match args.mmap {
@@ -27,24 +32,28 @@ pub fn run(args: &ScanArgs) -> Result<ExitCode> {
             MmapArg::Always => MmapPolicy::Always,
             MmapArg::Never => MmapPolicy::Never,
         },
-        walk: WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow },
+        walk,
         keys: args.unique || args.stats,
         events: !(args.unique || args.stats) || args.invalid,
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
+        progress: progress.counter(),
         ..JobOptions::default()
     };
     let started = Instant::now();
     let stdout = io::stdout();
     let mut printer = Printer {
-        out: BufWriter::with_capacity(256 * 1024, stdout.lock()),
+        out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
         format: args.format,
         with_path: !single_input(args),
         mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
         header_done: false,
         quiet: args.unique || args.stats,
+        ui,
+        progress: &progress,
     };
     let outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
     let elapsed = started.elapsed().as_secs_f64();
+    progress.finish();
     if args.unique {
         printer.unique(&outcome)?;
     }
@@ -81,7 +90,7 @@ enum Mode {
     Invalid,
 }
 
-struct Printer<W: Write> {
+struct Printer<'p, W: Write> {
     out: W,
     format: Format,
     with_path: bool,
@@ -89,9 +98,12 @@ struct Printer<W: Write> {
     header_done: bool,
     /// Occurrences are not printed (unique/stats runs).
     quiet: bool,
+    ui: Ui,
+    /// Input errors on stderr are written around it.
+    progress: &'p Progress,
 }
 
-impl<W: Write> Printer<W> {
+impl<W: Write> Printer<'_, W> {
     fn header(&mut self, header: &str) -> io::Result<()> {
         if self.format == Format::Csv && !self.header_done {
             self.header_done = true;
@@ -146,12 +158,12 @@ impl<W: Write> Printer<W> {
         let gbps = if elapsed > 0.0 { t.bytes as f64 / elapsed / 1e9 } else { 0.0 };
         match self.format {
             Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, &nids, outcome.table.len(), elapsed),
-            _ => write_stats_text(&mut self.out, t, &nids, outcome.table.len(), elapsed, gbps),
+            _ => write_stats_text(&mut self.out, t, &nids, outcome.table.len(), elapsed, gbps, self.ui.out),
         }
     }
 }
 
-impl<W: Write> Sink for Printer<W> {
+impl<W: Write> Sink for Printer<'_, W> {
     fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
         if self.quiet || self.mode != Mode::Occurrences {
             return Ok(());
@@ -213,7 +225,7 @@ impl<W: Write> Sink for Printer<W> {
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
         // Keep stdout and stderr in order for a reader of both.
         self.out.flush()?;
-        eprintln!("urnscan: {error}");
+        self.progress.suspend(|| self.ui.error(format_args!("{error}")));
         Ok(())
     }
 }
@@ -255,11 +267,20 @@ fn write_stats_text(
     unique: usize,
     elapsed: f64,
     gbps: f64,
+    palette: Palette,
 ) -> io::Result<()> {
-    let w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
-    writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", "nid", "class", "occurrences", "unique")?;
-    for s in nids {
-        writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", s.nid, s.class, thousands(s.occurrences), thousands(s.unique))?;
+    let counts: Vec<(String, String)> = nids.iter().map(|s| (thousands(s.occurrences), thousands(s.unique))).collect();
+    // Every cell is padded before it is styled, so codes never shift a column.
+    let nid_w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
+    let class_w = 12; // "unregistered"
+    let occ_w = counts.iter().map(|c| c.0.len()).max().unwrap_or(0).max(14);
+    let uniq_w = counts.iter().map(|c| c.1.len()).max().unwrap_or(0).max(12);
+    let header = format!("{:<nid_w$}  {:<class_w$}  {:>occ_w$}  {:>uniq_w$}", "nid", "class", "occurrences", "unique");
+    writeln!(out, "{}", palette.paint(HEADER, &header))?;
+    for (s, (occurrences, unique)) in nids.iter().zip(&counts) {
+        let class = format!("{:<class_w$}", s.class);
+        let class = palette.paint(color::nid_class(s.class), &class);
+        writeln!(out, "{:<nid_w$}  {class}  {occurrences:>occ_w$}  {unique:>uniq_w$}", s.nid)?;
     }
     writeln!(out)?;
     let rows: [(&str, String); 7] = [
@@ -275,10 +296,12 @@ fn write_stats_text(
         writeln!(out, "{name:<12} {value}")?;
     }
     for (kind, n) in &t.invalid_kinds {
-        writeln!(out, "  {:<24} {}", kind.as_str(), thousands(*n))?;
+        let row = format!("  {:<24} {}", kind.as_str(), thousands(*n));
+        writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
     if t.errors > 0 {
-        writeln!(out, "{:<12} {}", "errors", thousands(t.errors))?;
+        let row = format!("{:<12} {}", "errors", thousands(t.errors));
+        writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
     Ok(())
 }

@@ -1,0 +1,123 @@
+//! The library's progress hook: the counter in `JobOptions` and
+//! `DedupOptions` ends at exactly the number of input bytes, whichever way
+//! the bytes were read (read whole, mapped and scanned in windows, streamed
+//! in blocks), and the results do not depend on whether it is there.
+
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use urnscan::job::{self, FileRef, JobOptions, Sink};
+use urnscan::lines::{DedupOptions, LineDedup, Order};
+use urnscan::source::{InputError, MmapPolicy};
+use urnscan::{Urn, UrnError};
+
+/// Collects what a run reports, and the counter's value when each file's
+/// first URN arrives.
+#[derive(Default)]
+struct Collect {
+    events: Vec<(u32, u64, String)>,
+    counter: Option<Arc<AtomicU64>>,
+    first_seen: Vec<(u32, u64)>,
+}
+
+impl Sink for Collect {
+    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+        if let Some(counter) = &self.counter {
+            if self.first_seen.last().map_or(true, |&(f, _)| f != file.index) {
+                self.first_seen.push((file.index, counter.load(Ordering::Relaxed)));
+            }
+        }
+        self.events.push((file.index, offset, urn.as_str().to_owned()));
+        Ok(())
+    }
+    fn rejected(&mut self, file: FileRef<'_>, offset: u64, _: &[u8], error: &UrnError) -> io::Result<()> {
+        self.events.push((file.index, offset, error.kind().as_str().to_owned()));
+        Ok(())
+    }
+    fn input_error(&mut self, _: &InputError) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `n` bytes of text with a URN every 100 bytes.
+fn text(n: usize) -> Vec<u8> {
+    let line = b"some text around urn:ietf:rfc:8141 and urn:isbn:0451450523 then urn:a:b, more text to pad it out...\n";
+    assert_eq!(line.len(), 100);
+    line.iter().copied().cycle().take(n).collect()
+}
+
+#[test]
+fn job_counter_ends_at_the_input_size_for_every_way_of_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let sizes = [0usize, 1_000, 3 << 20, (16 << 20) + 12_345]; // empty, read whole, mapped, two 16 MiB windows
+    let paths: Vec<PathBuf> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let path = dir.path().join(format!("f{i}.txt"));
+            fs::write(&path, text(n)).unwrap();
+            path
+        })
+        .collect();
+    let total: u64 = sizes.iter().map(|&n| n as u64).sum();
+    for mmap in [MmapPolicy::Auto, MmapPolicy::Always, MmapPolicy::Never] {
+        let counter = Arc::new(AtomicU64::new(0));
+        let with = JobOptions { mmap, progress: Some(Arc::clone(&counter)), ..JobOptions::default() };
+        let without = JobOptions { mmap, ..JobOptions::default() };
+        let mut a = Collect { counter: Some(Arc::clone(&counter)), ..Collect::default() };
+        let mut b = Collect::default();
+        let counted = job::run(&paths, &with, &mut a).unwrap();
+        let plain = job::run(&paths, &without, &mut b).unwrap();
+        assert_eq!(counter.load(Ordering::Relaxed), total, "{mmap:?}");
+        assert_eq!(counted.totals, plain.totals, "{mmap:?}");
+        assert_eq!(counted.totals.bytes, total);
+        assert_eq!(a.events, b.events, "{mmap:?}: events differ with a counter");
+        // The large file is counted as it goes (window by window or block by
+        // block), not all at once: its first URNs arrive with part of it counted.
+        let before: u64 = sizes[..3].iter().map(|&n| n as u64).sum();
+        let &(_, seen) = a.first_seen.iter().find(|(f, _)| *f == 3).unwrap();
+        assert!(before < seen && seen < total, "{mmap:?}: {before} < {seen} < {total}");
+    }
+}
+
+#[test]
+fn dedup_counter_ends_at_the_input_size_for_bytes_and_streams() {
+    let mut data = Vec::new();
+    for i in 0..50_000 {
+        data.extend_from_slice(format!("urn:isbn:{}\n  URN:IETF:rfc:{}\r\nurn:a:b\n\n", i % 777, i % 13).as_bytes());
+    }
+    let classes = |stream: bool, counter: Option<Arc<AtomicU64>>| {
+        // Small blocks, so the input takes many blocks and chunks.
+        let opts = DedupOptions { block_size: 1 << 20, progress: counter, ..DedupOptions::default() };
+        let mut dedup = LineDedup::new(opts);
+        let mut rejects = 0;
+        let mut sink = |_: &urnscan::lines::Reject<'_>| {
+            rejects += 1;
+            Ok(())
+        };
+        if stream {
+            dedup.add_reader(&mut &data[..], 0, &mut sink).unwrap();
+        } else {
+            dedup.add_bytes(&data, 0, &mut sink).unwrap();
+        }
+        let mut out = Vec::new();
+        dedup
+            .finish(Order::FirstSeen, &mut |e| {
+                out.push((e.raw.to_vec(), e.count));
+                Ok(())
+            })
+            .unwrap();
+        (out, rejects)
+    };
+    for stream in [false, true] {
+        let counter = Arc::new(AtomicU64::new(0));
+        let counted = classes(stream, Some(Arc::clone(&counter)));
+        assert_eq!(counter.load(Ordering::Relaxed), data.len() as u64, "stream: {stream}");
+        assert_eq!(counted, classes(stream, None));
+        assert_eq!(counted.0.len(), 777 + 13);
+        assert_eq!(counted.1, 50_000);
+    }
+}
