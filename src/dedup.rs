@@ -1,10 +1,12 @@
 //! Deduplication by equivalence key.
 //!
 //! A [`KeyTable`] maps each distinct key to its count and its first-seen
-//! occurrence (raw form and [`Position`]). Keys live in one growing byte
-//! arena and the hash index holds only 4-byte entry numbers, so a key costs
-//! its own bytes plus a fixed 32-byte record and one index slot — no heap
-//! allocation per key. Lookups compare full keys: a hash collision can never
+//! occurrence (raw form and [`Position`]). Keys live in a byte arena and
+//! the hash index holds only 4-byte entry numbers, so a key costs its own
+//! bytes plus a fixed 32-byte record and one index slot — no heap
+//! allocation per key. Arena and records are kept in 64 KiB blocks that
+//! are never moved: a growing table copies nothing, and its slack is one
+//! block rather than the quarter of a doubling vector. Lookups compare full keys: a hash collision can never
 //! merge two different URNs.
 //!
 //! Counts add up and the earliest position wins whatever order occurrences
@@ -66,10 +68,83 @@ struct Record {
 /// Distinct keys with counts and first occurrences.
 #[derive(Clone, Default)]
 pub struct KeyTable {
-    arena: Vec<u8>,
-    records: Vec<Record>,
+    arena: Blocks<u8>,
+    records: Blocks<Record>,
     index: HashTable<u32>,
     hasher: FixedState,
+}
+
+/// A vector kept in blocks of [`BLOCK_BYTES`]: growing never moves what is
+/// stored, so a growing table copies nothing and never holds an old and a
+/// new buffer at once, and the slack is at most one block — where one
+/// doubling `Vec` wastes a quarter of its size on average.
+#[derive(Clone)]
+struct Blocks<T> {
+    blocks: Vec<Vec<T>>,
+}
+
+const BLOCK_BYTES: usize = 1 << 16;
+
+impl<T: Copy> Default for Blocks<T> {
+    fn default() -> Self {
+        Blocks { blocks: Vec::new() }
+    }
+}
+
+impl<T: Copy> Blocks<T> {
+    /// Items per block (a power of two, so an index splits with shifts).
+    const PER_BLOCK: usize = (BLOCK_BYTES / std::mem::size_of::<T>()).next_power_of_two();
+
+    /// Appends `parts` one after the other, contiguously in one block
+    /// (together at most a block), and returns the index of the first item.
+    fn push_all(&mut self, parts: &[&[T]]) -> usize {
+        let need: usize = parts.iter().map(|p| p.len()).sum();
+        if self.blocks.last().is_none_or(|b| b.len() + need > Self::PER_BLOCK) {
+            // The first block starts small and doubles, so that small tables
+            // stay small; later ones are allocated whole.
+            let cap = if self.blocks.is_empty() { need.max(Self::PER_BLOCK / 64) } else { Self::PER_BLOCK };
+            self.blocks.push(Vec::with_capacity(cap));
+        }
+        let n = self.blocks.len() - 1;
+        let block = &mut self.blocks[n];
+        if block.capacity() < block.len() + need {
+            let want = (block.capacity() * 2).max(block.len() + need).min(Self::PER_BLOCK);
+            block.reserve_exact(want - block.len());
+        }
+        let start = n * Self::PER_BLOCK + block.len();
+        for part in parts {
+            block.extend_from_slice(part);
+        }
+        start
+    }
+
+    fn slice(&self, start: usize, len: usize) -> &[T] {
+        let off = start % Self::PER_BLOCK;
+        &self.blocks[start / Self::PER_BLOCK][off..off + len]
+    }
+
+    fn get(&self, i: usize) -> &T {
+        &self.blocks[i / Self::PER_BLOCK][i % Self::PER_BLOCK]
+    }
+
+    fn get_mut(&mut self, i: usize) -> &mut T {
+        &mut self.blocks[i / Self::PER_BLOCK][i % Self::PER_BLOCK]
+    }
+
+    /// Items in order (for records, where every block but the last is full).
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks.iter().flatten()
+    }
+
+    /// Items stored, for records (every block but the last is full).
+    fn len(&self) -> usize {
+        self.blocks.last().map_or(0, |b| (self.blocks.len() - 1) * Self::PER_BLOCK + b.len())
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.blocks.iter().map(|b| b.capacity() * std::mem::size_of::<T>()).sum::<usize>()
+            + self.blocks.capacity() * std::mem::size_of::<Vec<T>>()
+    }
 }
 
 /// One distinct key, as [`KeyTable::iter`] and [`KeyTable::sorted`] show it.
@@ -98,13 +173,13 @@ impl KeyTable {
 
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
+        self.records.len() == 0
     }
 
     /// Bytes held by the arena, the records and the index.
     pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity()
-            + self.records.capacity() * std::mem::size_of::<Record>()
+        self.arena.capacity_bytes()
+            + self.records.capacity_bytes()
             + self.index.capacity() * (std::mem::size_of::<u32>() + 1)
     }
 
@@ -135,19 +210,19 @@ impl KeyTable {
         accept: impl FnOnce() -> bool,
     ) {
         let KeyTable { arena, records, index, hasher } = self;
-        let found = index.find(hash, |&i| key_of(arena, &records[i as usize]) == key);
+        let found = index.find(hash, |&i| key_of(arena, records.get(i as usize)) == key);
         match found {
             Some(&i) => {
-                let record = &mut records[i as usize];
+                let record = records.get_mut(i as usize);
                 record.count += count;
                 if (at.file, at.offset) < (record.file, record.offset) && accept() {
                     replace_raw(arena, record, raw, at);
                 }
             }
             None if accept() => {
-                let i = records.len() as u32;
-                records.push(new_record(arena, key, raw, at, count));
-                index.insert_unique(hash, i, |&j| hasher.hash_one(key_of(arena, &records[j as usize])));
+                let record = new_record(arena, key, raw, at, count);
+                let i = records.push_all(&[&[record]]) as u32;
+                index.insert_unique(hash, i, |&j| hasher.hash_one(key_of(arena, records.get(j as usize))));
             }
             None => {}
         }
@@ -364,38 +439,29 @@ fn still_valid(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool {
     crate::grammar::parse(raw, grammar).is_ok_and(|urn| *urn.key().as_bytes() == *key) && key_hash(key) == hash
 }
 
-fn key_of<'a>(arena: &'a [u8], r: &Record) -> &'a [u8] {
-    &arena[r.start as usize..r.start as usize + r.key_len as usize]
+fn key_of<'a>(arena: &'a Blocks<u8>, r: &Record) -> &'a [u8] {
+    arena.slice(r.start as usize, r.key_len as usize)
 }
 
-fn entry<'a>(arena: &'a [u8], r: &Record) -> Entry<'a> {
+fn entry<'a>(arena: &'a Blocks<u8>, r: &Record) -> Entry<'a> {
     let key = key_of(arena, r);
     let raw = match r.raw_len {
         0 => key,
-        n => {
-            let s = r.start as usize + r.key_len as usize;
-            &arena[s..s + n as usize]
-        }
+        n => arena.slice(r.start as usize + r.key_len as usize, n as usize),
     };
     Entry { key, raw, count: r.count, first: Position { file: r.file, offset: r.offset } }
 }
 
-fn new_record(arena: &mut Vec<u8>, key: &[u8], raw: &[u8], at: Position, count: u64) -> Record {
-    let start = arena.len() as u64;
-    arena.extend_from_slice(key);
-    let raw_len = if raw == key {
-        0
-    } else {
-        arena.extend_from_slice(raw);
-        raw.len() as u16
-    };
-    Record { start, key_len: key.len() as u16, raw_len, file: at.file, offset: at.offset, count }
+fn new_record(arena: &mut Blocks<u8>, key: &[u8], raw: &[u8], at: Position, count: u64) -> Record {
+    let (start, raw_len) =
+        if raw == key { (arena.push_all(&[key]), 0) } else { (arena.push_all(&[key, raw]), raw.len() as u16) };
+    Record { start: start as u64, key_len: key.len() as u16, raw_len, file: at.file, offset: at.offset, count }
 }
 
 /// An earlier occurrence was found (merging threads' tables): its raw form
 /// becomes the first-seen one. The old bytes stay in the arena; this
 /// happens at most once per key per merge.
-fn replace_raw(arena: &mut Vec<u8>, record: &mut Record, raw: &[u8], at: Position) {
+fn replace_raw(arena: &mut Blocks<u8>, record: &mut Record, raw: &[u8], at: Position) {
     let key = key_of(arena, record).to_vec();
     let fresh = new_record(arena, &key, raw, at, record.count);
     *record = fresh;

@@ -64,11 +64,13 @@
 //! # Memory
 //!
 //! A distinct key costs its bytes (plus the first-seen form's bytes when that
-//! differs from the key), a 32-byte record and an index slot, with the slack
-//! of growing vectors. Measured with `heap_bytes() / len()` over the 64
-//! tables on a dataset of 1,000,000 distinct keys from `urnscan gen
-//! --dataset` (lines of 36 bytes on average): **118.5 bytes per distinct
-//! key** (the ignored test `bytes_per_distinct_key`). `--sort key` needs
+//! differs from the key), a 32-byte record and an index slot (the arena
+//! and records grow in fixed blocks, see [`crate::dedup`]). Measured with
+//! `heap_bytes() / len()` over the 64 tables on a dataset of 1,000,000
+//! distinct keys from `urnscan gen --dataset` (lines of 36 bytes on
+//! average): **97.3 bytes per distinct key** (the ignored test
+//! `bytes_per_distinct_key`; 118.5 when the arena and records were
+//! doubling vectors). `--sort key` needs
 //! another 56 bytes per key for the sorted list of entries; first-seen
 //! order needs nothing more.
 //!
@@ -90,9 +92,9 @@
 //! and the sorted list of entries would not.
 //!
 //! The limit is approximate. It is checked between blocks, and the tables'
-//! vectors grow by doubling (the 64 partitions grow alike, so they tend to
+//! indexes grow by doubling (the 64 partitions grow alike, so they tend to
 //! double together), so the tables can pass it by a block's worth of new
-//! keys and one doubling before they are written out. And it bounds the
+//! keys and one doubling of the indexes before they are written out. And it bounds the
 //! key tables only: the current block (an eighth of the limit when it is
 //! read from a stream), its records (24 bytes per line) and 16 KiB of
 //! buffer per open file come on top. Temporary files
@@ -126,6 +128,7 @@ use rayon::prelude::*;
 use crate::dedup::{Entry, KeyTable, Position};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
+use crate::source::Whole;
 
 /// Default bytes per block of input.
 pub const DEFAULT_BLOCK_SIZE: usize = 64 << 20;
@@ -638,11 +641,29 @@ impl LineDedup {
     /// Feeds the whole contents of input `file`; returns its number of
     /// lines. Rejected lines go to `on_reject` in order.
     pub fn add_bytes(&mut self, bytes: &[u8], file: u32, on_reject: &mut RejectSink<'_>) -> Result<u64, FeedError> {
+        self.add_blocks(bytes, file, on_reject, |_| {})
+    }
+
+    /// [`LineDedup::add_bytes`] on a whole file, giving each block's memory
+    /// back once it is done ([`Whole::release`]), so that a mapped dataset
+    /// of many GB does not stay resident while the tables grow.
+    pub fn add_whole(&mut self, whole: &Whole, file: u32, on_reject: &mut RejectSink<'_>) -> Result<u64, FeedError> {
+        self.add_blocks(whole.as_bytes(), file, on_reject, |done| whole.release(done))
+    }
+
+    fn add_blocks(
+        &mut self,
+        bytes: &[u8],
+        file: u32,
+        on_reject: &mut RejectSink<'_>,
+        mut done: impl FnMut(Range<usize>),
+    ) -> Result<u64, FeedError> {
         let mut start = 0;
         let mut next_line = 1;
         while start < bytes.len() {
             let end = line_boundary(bytes, start, self.block_size);
             next_line += self.feed_block(&bytes[start..end], file, next_line, on_reject)?;
+            done(start..end);
             start = end;
         }
         Ok(next_line - 1)

@@ -111,7 +111,7 @@ fn feed(dedup: &mut LineDedup, input: &Input, file: u32, reporter: &mut Reporter
     };
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
     let fed = match contents {
-        Contents::Whole(whole) => match dedup.add_bytes(whole.as_bytes(), file, &mut sink) {
+        Contents::Whole(whole) => match dedup.add_whole(&whole, file, &mut sink) {
             Ok(_) if whole.changed_during_use() => {
                 return Ok(Err(io::Error::other(
                     "the file shrank while it was being read; results for it are incomplete",
