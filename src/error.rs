@@ -262,9 +262,9 @@ mod tests {
     #[test]
     fn long_input_is_windowed() {
         let mut input = b"urn:ab:".to_vec();
-        input.extend(std::iter::repeat(b'x').take(500));
+        input.extend(std::iter::repeat_n(b'x', 500));
         input.push(b'^');
-        input.extend(std::iter::repeat(b'y').take(500));
+        input.extend(std::iter::repeat_n(b'y', 500));
         let e = UrnError::new(ErrorKind::NssBadChar, 507, Grammar::Rfc8141);
         let r = e.render(&input);
         let lines: Vec<&str> = r.lines().collect();

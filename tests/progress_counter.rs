@@ -26,7 +26,7 @@ struct Collect {
 impl Sink for Collect {
     fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
         if let Some(counter) = &self.counter {
-            if self.first_seen.last().map_or(true, |&(f, _)| f != file.index) {
+            if self.first_seen.last().is_none_or(|&(f, _)| f != file.index) {
                 self.first_seen.push((file.index, counter.load(Ordering::Relaxed)));
             }
         }

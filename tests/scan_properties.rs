@@ -200,7 +200,7 @@ fn long_urns_and_streams_across_many_blocks() {
         hay.extend_from_slice(format!("x urn:ab:{}{} y ", "n".repeat(i * 37), i).as_bytes());
     }
     hay.extend_from_slice(b"urn:ab:");
-    hay.extend(std::iter::repeat(b'z').take(urnscan::MAX_URN_LEN + 10));
+    hay.extend(std::iter::repeat_n(b'z', urnscan::MAX_URN_LEN + 10));
     hay.extend_from_slice(b" urn:cd:tail.");
     let opts = ExtractOptions::default();
     let expected = reference(&hay, opts);

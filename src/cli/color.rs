@@ -53,7 +53,7 @@ pub fn wants_color(when: ColorWhen, is_terminal: bool, no_color: Option<&OsStr>,
     match when {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
-        ColorWhen::Auto => is_terminal && no_color.map_or(true, OsStr::is_empty) && term != Some(OsStr::new("dumb")),
+        ColorWhen::Auto => is_terminal && no_color.is_none_or(OsStr::is_empty) && term != Some(OsStr::new("dumb")),
     }
 }
 
