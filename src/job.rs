@@ -8,6 +8,21 @@
 //! tables merged, totals added — so output never depends on scheduling.
 //! Streams (stdin, pipes) cannot be split up front; they are scanned in
 //! blocks on the calling thread, each block still in parallel chunks.
+//!
+//! Compressed inputs (with [`JobOptions::decompress`]) cannot be split
+//! either, and decoding is slower than scanning, so it must not run one
+//! archive after the other on the calling thread. Inside the parallel batch
+//! each archive is decoded up to [`INLINE_LIMIT`] bytes: one that ends
+//! there is scanned in the batch like a small file; the rest of a larger
+//! one is decoded ahead on a thread of its own with a bounded queue
+//! ([`crate::decompress::read_ahead`]) while the calling thread consumes
+//! the inputs before it. Memory per archive in flight is bounded by
+//! [`INLINE_LIMIT`] plus the read-ahead queue, whatever its size; output
+//! stays in input order.
+//!
+//! Binary inputs ([`source::is_binary`]) are counted, and skipped when
+//! [`JobOptions::binary`] says so. Stdin is only read when its turn comes
+//! (it may be given twice, and must not be read from two threads).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -15,12 +30,15 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use crate::decompress;
 use crate::dedup::{KeyTable, Position};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
 use crate::grammar::parse;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
-use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
+use crate::source::{
+    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, Peeked, StopAtError, WalkOptions, Whole,
+};
 use crate::urn::Urn;
 
 /// What a run does.
@@ -40,6 +58,10 @@ pub struct JobOptions {
     pub keys: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
+    /// Decode gzip and zstd inputs (recognised by their first bytes).
+    pub decompress: bool,
+    /// Scan or skip binary inputs.
+    pub binary: BinaryPolicy,
 }
 
 impl Default for JobOptions {
@@ -52,6 +74,8 @@ impl Default for JobOptions {
             stream_block: DEFAULT_STREAM_BLOCK,
             keys: true,
             events: true,
+            decompress: false,
+            binary: BinaryPolicy::Scan,
         }
     }
 }
@@ -59,8 +83,12 @@ impl Default for JobOptions {
 /// Counts over a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
-    /// Inputs scanned (including ones that failed part-way).
+    /// Inputs scanned (including ones that failed part-way; not skipped ones).
     pub files: u64,
+    /// Binary inputs seen ([`source::is_binary`]), scanned or skipped.
+    pub binary: u64,
+    /// Inputs skipped (binary ones under [`BinaryPolicy::Skip`]).
+    pub skipped: u64,
     /// Bytes scanned.
     pub bytes: u64,
     /// Candidates: `urn:` that passed the left-boundary rule.
@@ -89,6 +117,8 @@ impl Totals {
 
     fn add(&mut self, other: &Totals) {
         self.files += other.files;
+        self.binary += other.binary;
+        self.skipped += other.skipped;
         self.bytes += other.bytes;
         self.candidates += other.candidates;
         self.valid += other.valid;
@@ -155,7 +185,20 @@ enum Processed {
     /// Larger than a window: scanned window by window when consumed.
     Large(Whole),
     Stream(Box<dyn Read + Send>),
+    /// Stdin: opened when its turn comes.
+    Stdin,
+    /// A binary input (then what was done with it).
+    Binary(Box<Processed>),
+    /// Not scanned (a binary input under `--binary skip`).
+    Skipped,
+    /// What could be decoded before an error, then the error.
+    Partial(Box<Processed>, InputError),
 }
+
+/// Decoded bytes of a compressed input read in its parallel batch: an
+/// archive that decodes to less is scanned whole there; a larger one goes
+/// on as a stream decoded ahead on its own thread.
+pub const INLINE_LIMIT: usize = 4 << 20;
 
 /// Inputs larger than this are scanned a window at a time, so the events
 /// held at once (one per candidate) stay bounded whatever the file holds.
@@ -174,11 +217,77 @@ fn process(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Result<Inpu
         Ok(input) => input,
         Err(e) => return Processed::Failed(InputError { path: e.path.clone(), error: clone_io(&e.error) }),
     };
-    match source::open(input, opts.mmap) {
+    match input {
+        Input::Stdin => Processed::Stdin,
+        Input::File(_) => open(scanner, opts, index, input),
+    }
+}
+
+fn open(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Input) -> Processed {
+    let open_opts = OpenOptions { mmap: opts.mmap, decompress: opts.decompress };
+    match source::open_with(input, open_opts) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
-        Ok(Contents::Stream(reader)) => Processed::Stream(reader),
-        Ok(Contents::Whole(whole)) if whole.as_bytes().len() > WINDOW => Processed::Large(whole),
-        Ok(Contents::Whole(whole)) => Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole))),
+        Ok(opened) => match (opened.contents, opened.codec) {
+            (Contents::Whole(whole), _) => whole_input(scanner, opts, index, whole),
+            (Contents::Stream(reader), None) => stream_input(opts, source::peek(reader, source::BINARY_PROBE)),
+            (Contents::Stream(reader), Some(_)) => decoded_input(scanner, opts, index, input, reader),
+        },
+    }
+}
+
+/// Marks `processed` as binary when it is.
+fn binary_if(binary: bool, processed: Processed) -> Processed {
+    if binary {
+        Processed::Binary(Box::new(processed))
+    } else {
+        processed
+    }
+}
+
+fn skips(opts: &JobOptions, binary: bool) -> bool {
+    binary && opts.binary == BinaryPolicy::Skip
+}
+
+fn whole_input(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Processed {
+    let binary = source::is_binary(whole.as_bytes());
+    binary_if(
+        binary,
+        if skips(opts, binary) {
+            Processed::Skipped
+        } else if whole.as_bytes().len() > WINDOW {
+            Processed::Large(whole)
+        } else {
+            Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole)))
+        },
+    )
+}
+
+fn stream_input(opts: &JobOptions, peeked: Peeked) -> Processed {
+    let binary = source::is_binary(&peeked.head);
+    binary_if(binary, if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) })
+}
+
+/// A decoded stream: whole if it ends within [`INLINE_LIMIT`], else the
+/// rest decoded ahead on its own thread.
+fn decoded_input(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    index: u32,
+    input: &Input,
+    reader: Box<dyn Read + Send>,
+) -> Processed {
+    let mut peeked = source::peek(reader, INLINE_LIMIT);
+    if !peeked.is_complete(INLINE_LIMIT) {
+        let binary = source::is_binary(&peeked.head);
+        let rest =
+            if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(decompress::read_ahead(peeked)) };
+        return binary_if(binary, rest);
+    }
+    let error = peeked.error.take();
+    let whole = whole_input(scanner, opts, index, Whole::Owned(peeked.head));
+    match error {
+        Some(error) => Processed::Partial(Box::new(whole), InputError { path: input.display(), error }),
+        None => whole,
     }
 }
 
@@ -258,6 +367,23 @@ fn consume(
         }
         Processed::Large(whole) => scan_large(scanner, opts, file, &whole, sink, outcome),
         Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, sink, outcome),
+        Processed::Stdin => {
+            let opened = open(scanner, opts, index, &Input::Stdin);
+            consume(scanner, opts, index, input, opened, sink, outcome)
+        }
+        Processed::Binary(inner) => {
+            outcome.totals.binary += 1;
+            consume(scanner, opts, index, input, *inner, sink, outcome)
+        }
+        Processed::Skipped => {
+            outcome.totals.skipped += 1;
+            Ok(())
+        }
+        Processed::Partial(inner, error) => {
+            consume(scanner, opts, index, input, *inner, sink, outcome)?;
+            outcome.totals.errors += 1;
+            sink.input_error(&error)
+        }
     }
 }
 
@@ -330,17 +456,20 @@ fn scan_large(
 }
 
 /// Scans a stream in blocks on the calling thread (each block in parallel
-/// chunks), feeding the sink as it goes so memory stays bounded.
+/// chunks), feeding the sink as it goes so memory stays bounded. A read
+/// error ends the stream where it happens: what came before is scanned
+/// (the URNs before a corrupt part of an archive), then it is reported.
 fn scan_stream(
     scanner: &Scanner,
     opts: &JobOptions,
     file: FileRef<'_>,
-    mut reader: Box<dyn Read + Send>,
+    reader: Box<dyn Read + Send>,
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
 ) -> io::Result<()> {
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut sink_error = None;
+    let mut reader = StopAtError::new(reader);
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
         events.iter().for_each(|e| totals.count(e));
         if opts.events {
@@ -357,9 +486,8 @@ fn scan_stream(
     if let Some(e) = sink_error {
         return Err(e);
     }
-    match result {
-        Ok(bytes) => {
-            totals.bytes = bytes;
+    match result.map(|bytes| totals.bytes = bytes).and_then(|()| reader.finish()) {
+        Ok(()) => {
             outcome.totals.add(&totals);
             Ok(())
         }

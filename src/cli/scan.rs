@@ -31,6 +31,8 @@ pub fn run(args: &ScanArgs) -> Result<ExitCode> {
         keys: args.unique || args.stats,
         events: !(args.unique || args.stats) || args.invalid,
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
+        decompress: args.inputs.decompress,
+        binary: args.inputs.binary_policy(),
         ..JobOptions::default()
     };
     let started = Instant::now();
@@ -255,8 +257,9 @@ fn write_stats_text(
         writeln!(out, "{:<w$}  {:<12}  {:>14}  {:>12}", s.nid, s.class, thousands(s.occurrences), thousands(s.unique))?;
     }
     writeln!(out)?;
-    let rows: [(&str, String); 7] = [
+    let rows: [(&str, String); 8] = [
         ("files", thousands(t.files)),
+        ("binary", thousands(t.binary)),
         ("bytes", thousands(t.bytes)),
         ("candidates", thousands(t.candidates)),
         ("valid", thousands(t.valid)),
@@ -279,8 +282,9 @@ fn write_stats_text(
 fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize, elapsed: f64) -> io::Result<()> {
     write!(
         out,
-        "{{\"files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
+        "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
         t.files,
+        t.binary,
         t.bytes,
         t.candidates,
         t.valid,
