@@ -21,8 +21,8 @@
 //! stays in input order.
 //!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
-//! [`JobOptions::binary`] says so. Stdin is only read when its turn comes
-//! (it may be given twice, and must not be read from two threads).
+//! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
+//! when their turn comes (see `is_regular_file`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -37,7 +37,7 @@ use crate::extract::ExtractOptions;
 use crate::grammar::parse;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
-    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, Peeked, StopAtError, WalkOptions, Whole,
+    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
 };
 use crate::urn::Urn;
 
@@ -185,8 +185,8 @@ enum Processed {
     /// Larger than a window: scanned window by window when consumed.
     Large(Whole),
     Stream(Box<dyn Read + Send>),
-    /// Stdin: opened when its turn comes.
-    Stdin,
+    /// Stdin, a pipe or a device: read when its turn comes.
+    Unread(Box<dyn Read + Send>),
     /// A binary input (then what was done with it).
     Binary(Box<Processed>),
     /// Not scanned (a binary input under `--binary skip`).
@@ -217,15 +217,27 @@ fn process(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Result<Inpu
         Ok(input) => input,
         Err(e) => return Processed::Failed(InputError { path: e.path.clone(), error: clone_io(&e.error) }),
     };
-    match input {
-        Input::Stdin => Processed::Stdin,
-        Input::File(_) => open(scanner, opts, index, input),
+    match source::open(input, opts.mmap) {
+        Err(error) => Processed::Failed(InputError { path: input.display(), error }),
+        Ok(Contents::Stream(reader)) if !is_regular_file(input) => Processed::Unread(reader),
+        Ok(contents) => opened(scanner, opts, index, input, contents),
     }
 }
 
-fn open(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Input) -> Processed {
-    let open_opts = OpenOptions { mmap: opts.mmap, decompress: opts.decompress };
-    match source::open_with(input, open_opts) {
+/// Stdin, pipes, FIFOs and devices are opened in the batch but read only
+/// when their turn comes: reading them there could wait on a writer that
+/// itself waits for a later input to be opened, and stdin may be given
+/// twice.
+fn is_regular_file(input: &Input) -> bool {
+    match input {
+        Input::Stdin => false,
+        Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+    }
+}
+
+/// Decodes (with -z), looks at the first bytes, and scans small inputs whole.
+fn opened(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Input, contents: Contents) -> Processed {
+    match source::decoded(contents, opts.decompress) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
         Ok(opened) => match (opened.contents, opened.codec) {
             (Contents::Whole(whole), _) => whole_input(scanner, opts, index, whole),
@@ -367,8 +379,9 @@ fn consume(
         }
         Processed::Large(whole) => scan_large(scanner, opts, file, &whole, sink, outcome),
         Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, sink, outcome),
-        Processed::Stdin => {
-            let opened = open(scanner, opts, index, &Input::Stdin);
+        Processed::Unread(reader) => {
+            let Ok(unread) = input else { return Ok(()) };
+            let opened = opened(scanner, opts, index, unread, Contents::Stream(reader));
             consume(scanner, opts, index, input, opened, sink, outcome)
         }
         Processed::Binary(inner) => {

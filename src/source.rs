@@ -246,13 +246,16 @@ pub struct Opened {
     pub codec: Option<Codec>,
 }
 
-/// Opens `input` as [`open`] does; with `opts.decompress`, an input whose
-/// first bytes are a gzip or zstd magic comes back as a stream of its
-/// decoded bytes. Reads the first bytes of a stream (stdin included) to
-/// look for the magic, and gives them back in the stream.
+/// Opens `input` as [`open`] does, then [`decoded`].
 pub fn open_with(input: &Input, opts: OpenOptions) -> io::Result<Opened> {
-    let contents = open(input, opts.mmap)?;
-    if !opts.decompress {
+    decoded(open(input, opts.mmap)?, opts.decompress)
+}
+
+/// With `decompress`, `contents` that start with a gzip or zstd magic as a
+/// stream of their decoded bytes; otherwise as they are. Reads the first
+/// bytes of a stream to look for the magic, and gives them back in it.
+pub fn decoded(contents: Contents, decompress: bool) -> io::Result<Opened> {
+    if !decompress {
         return Ok(Opened { contents, codec: None });
     }
     let (codec, reader) = match contents {
