@@ -11,6 +11,21 @@
 //! Files larger than a window and streams (stdin, pipes) are scanned on the
 //! calling thread a window or block at a time, each still in parallel
 //! chunks, with the same two key phases per window.
+//!
+//! Compressed inputs (with [`JobOptions::decompress`]) cannot be split
+//! either, and decoding is slower than scanning, so it must not run one
+//! archive after the other on the calling thread. Inside the parallel batch
+//! each archive is decoded up to [`INLINE_LIMIT`] bytes: one that ends
+//! there is scanned in the batch like a small file; the rest of a larger
+//! one is decoded ahead on a thread of its own with a bounded queue
+//! ([`crate::decompress::read_ahead`]) while the calling thread consumes
+//! the inputs before it. Memory per archive in flight is bounded by
+//! [`INLINE_LIMIT`] plus the read-ahead queue, whatever its size; output
+//! stays in input order.
+//!
+//! Binary inputs ([`source::is_binary`]) are counted, and skipped when
+//! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
+//! when their turn comes (see `is_regular_file`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -20,13 +35,16 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::decompress;
 use crate::dedup::{KeyBatch, ShardedTable};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
 use crate::grammar::{parse, Grammar};
 use crate::key::key_of_valid;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
-use crate::source::{self, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
+use crate::source::{
+    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
+};
 use crate::urn::Urn;
 
 /// What a run does.
@@ -50,6 +68,10 @@ pub struct JobOptions {
     /// file, window or stream block (never per URN), so it costs nothing
     /// measurable, and nothing at all when `None`.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Decode gzip and zstd inputs (recognised by their first bytes).
+    pub decompress: bool,
+    /// Scan or skip binary inputs.
+    pub binary: BinaryPolicy,
 }
 
 impl Default for JobOptions {
@@ -63,6 +85,8 @@ impl Default for JobOptions {
             keys: true,
             events: true,
             progress: None,
+            decompress: false,
+            binary: BinaryPolicy::Scan,
         }
     }
 }
@@ -70,8 +94,12 @@ impl Default for JobOptions {
 /// Counts over a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
-    /// Inputs scanned (including ones that failed part-way).
+    /// Inputs scanned (including ones that failed part-way; not skipped ones).
     pub files: u64,
+    /// Binary inputs seen ([`source::is_binary`]), scanned or skipped.
+    pub binary: u64,
+    /// Inputs skipped (binary ones under [`BinaryPolicy::Skip`]).
+    pub skipped: u64,
     /// Bytes scanned.
     pub bytes: u64,
     /// Candidates: `urn:` that passed the left-boundary rule.
@@ -100,6 +128,8 @@ impl Totals {
 
     fn add(&mut self, other: &Totals) {
         self.files += other.files;
+        self.binary += other.binary;
+        self.skipped += other.skipped;
         self.bytes += other.bytes;
         self.candidates += other.candidates;
         self.valid += other.valid;
@@ -147,31 +177,24 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
     let inputs = source::expand(paths, opts.walk);
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
     let names = inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
-    let mut outcome = Outcome { inputs: names, ..Outcome::default() };
+    let mut consumer = Consumer {
+        scanner: &scanner,
+        opts,
+        sink,
+        outcome: Outcome { inputs: names, ..Outcome::default() },
+        pending: Vec::new(),
+    };
     let batch_len = rayon::current_num_threads() * 4;
     for (b, batch) in inputs.chunks(batch_len).enumerate() {
         let base = b * batch_len;
-        let mut results: Vec<Processed> =
+        let results: Vec<Processed> =
             batch.par_iter().enumerate().map(|(i, input)| process(&scanner, opts, (base + i) as u32, input)).collect();
-        for ((i, input), result) in batch.iter().enumerate().zip(&mut results) {
-            consume(&scanner, opts, (base + i) as u32, input, result, sink, &mut outcome)?;
+        for ((i, input), result) in batch.iter().enumerate().zip(results) {
+            consumer.consume((base + i) as u32, input, result)?;
         }
-        outcome.table.absorb(&batch_keys(&results));
+        consumer.absorb_pending();
     }
-    Ok(outcome)
-}
-
-/// The key batches of the whole files of a consumed batch, in input order.
-fn batch_keys(results: &[Processed]) -> Vec<(&KeyBatch, &[u8])> {
-    let mut all = Vec::new();
-    for result in results {
-        if let Processed::Scanned(scanned) = result {
-            if let Some(whole) = &scanned.whole {
-                all.extend(scanned.keys.iter().map(|k| (k, whole.as_bytes())));
-            }
-        }
-    }
-    all
+    Ok(consumer.outcome)
 }
 
 enum Processed {
@@ -180,7 +203,20 @@ enum Processed {
     /// Larger than a window: scanned window by window when consumed.
     Large(Whole),
     Stream(Box<dyn Read + Send>),
+    /// Stdin, a pipe or a device: read when its turn comes.
+    Unread(Box<dyn Read + Send>),
+    /// A binary input (then what was done with it).
+    Binary(Box<Processed>),
+    /// Not scanned (a binary input under `--binary skip`).
+    Skipped,
+    /// What could be decoded before an error, then the error.
+    Partial(Box<Processed>, InputError),
 }
+
+/// Decoded bytes of a compressed input read in its parallel batch: an
+/// archive that decodes to less is scanned whole there; a larger one goes
+/// on as a stream decoded ahead on its own thread.
+pub const INLINE_LIMIT: usize = 4 << 20;
 
 /// Inputs larger than this are scanned a window at a time, so the events
 /// held at once (one per candidate) stay bounded whatever the file holds.
@@ -202,9 +238,87 @@ fn process(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Result<Inpu
     };
     match source::open(input, opts.mmap) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
-        Ok(Contents::Stream(reader)) => Processed::Stream(reader),
-        Ok(Contents::Whole(whole)) if whole.as_bytes().len() > WINDOW => Processed::Large(whole),
-        Ok(Contents::Whole(whole)) => Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole))),
+        Ok(Contents::Stream(reader)) if !is_regular_file(input) => Processed::Unread(reader),
+        Ok(contents) => opened(scanner, opts, index, input, contents),
+    }
+}
+
+/// Stdin, pipes, FIFOs and devices are opened in the batch but read only
+/// when their turn comes: reading them there could wait on a writer that
+/// itself waits for a later input to be opened, and stdin may be given
+/// twice.
+fn is_regular_file(input: &Input) -> bool {
+    match input {
+        Input::Stdin => false,
+        Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
+    }
+}
+
+/// Decodes (with -z), looks at the first bytes, and scans small inputs whole.
+fn opened(scanner: &Scanner, opts: &JobOptions, index: u32, input: &Input, contents: Contents) -> Processed {
+    match source::decoded(contents, opts.decompress) {
+        Err(error) => Processed::Failed(InputError { path: input.display(), error }),
+        Ok(opened) => match (opened.contents, opened.codec) {
+            (Contents::Whole(whole), _) => whole_input(scanner, opts, index, whole),
+            (Contents::Stream(reader), None) => stream_input(opts, source::peek(reader, source::BINARY_PROBE)),
+            (Contents::Stream(reader), Some(_)) => decoded_input(scanner, opts, index, input, reader),
+        },
+    }
+}
+
+/// Marks `processed` as binary when it is.
+fn binary_if(binary: bool, processed: Processed) -> Processed {
+    if binary {
+        Processed::Binary(Box::new(processed))
+    } else {
+        processed
+    }
+}
+
+fn skips(opts: &JobOptions, binary: bool) -> bool {
+    binary && opts.binary == BinaryPolicy::Skip
+}
+
+fn whole_input(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Processed {
+    let binary = source::is_binary(whole.as_bytes());
+    binary_if(
+        binary,
+        if skips(opts, binary) {
+            Processed::Skipped
+        } else if whole.as_bytes().len() > WINDOW {
+            Processed::Large(whole)
+        } else {
+            Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole)))
+        },
+    )
+}
+
+fn stream_input(opts: &JobOptions, peeked: Peeked) -> Processed {
+    let binary = source::is_binary(&peeked.head);
+    binary_if(binary, if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) })
+}
+
+/// A decoded stream: whole if it ends within [`INLINE_LIMIT`], else the
+/// rest decoded ahead on its own thread.
+fn decoded_input(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    index: u32,
+    input: &Input,
+    reader: Box<dyn Read + Send>,
+) -> Processed {
+    let mut peeked = source::peek(reader, INLINE_LIMIT);
+    if !peeked.is_complete(INLINE_LIMIT) {
+        let binary = source::is_binary(&peeked.head);
+        let rest =
+            if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(decompress::read_ahead(peeked)) };
+        return binary_if(binary, rest);
+    }
+    let error = peeked.error.take();
+    let whole = whole_input(scanner, opts, index, Whole::Owned(peeked.head));
+    match error {
+        Some(error) => Processed::Partial(Box::new(whole), InputError { path: input.display(), error }),
+        None => whole,
     }
 }
 
@@ -278,39 +392,77 @@ pub fn add_keys(table: &mut ShardedTable, batches: &mut Vec<KeyBatch>, hay: &[u8
     table.absorb(&refs);
 }
 
-fn consume(
-    scanner: &Scanner,
-    opts: &JobOptions,
-    index: u32,
-    input: &Result<Input, InputError>,
-    result: &mut Processed,
-    sink: &mut dyn Sink,
-    outcome: &mut Outcome,
-) -> io::Result<()> {
-    let name = input.as_ref().map(Input::display).unwrap_or_default();
-    let file = FileRef { index, name: &name };
-    match result {
-        Processed::Failed(error) => {
-            outcome.totals.errors += 1;
-            sink.input_error(error)
+/// The calling thread's side of a run: takes each input's result in
+/// input order.
+struct Consumer<'a> {
+    scanner: &'a Scanner,
+    opts: &'a JobOptions,
+    sink: &'a mut dyn Sink,
+    outcome: Outcome,
+    /// Whole files consumed in this batch whose keys are not in the table
+    /// yet: they enter it together, in one parallel pass per batch.
+    pending: Vec<Scanned>,
+}
+
+impl Consumer<'_> {
+    fn consume(&mut self, index: u32, input: &Result<Input, InputError>, result: Processed) -> io::Result<()> {
+        let (scanner, opts) = (self.scanner, self.opts);
+        let name = input.as_ref().map(Input::display).unwrap_or_default();
+        let file = FileRef { index, name: &name };
+        match result {
+            Processed::Failed(error) => {
+                self.outcome.totals.errors += 1;
+                self.sink.input_error(&error)
+            }
+            Processed::Scanned(mut scanned) => {
+                if let Some(whole) = &scanned.whole {
+                    emit(scanner, file, whole.as_bytes(), 0, &scanned.events, self.sink)?;
+                }
+                scanned.events = Vec::new();
+                self.outcome.totals.add(&scanned.totals);
+                let changed = scanned.changed;
+                if !scanned.keys.is_empty() {
+                    self.pending.push(*scanned);
+                }
+                if changed {
+                    self.outcome.totals.errors += 1;
+                    self.sink.input_error(&changed_error(&name))?;
+                }
+                Ok(())
+            }
+            Processed::Large(whole) => scan_large(scanner, opts, file, &whole, self.sink, &mut self.outcome),
+            Processed::Stream(reader) => scan_stream(scanner, opts, file, reader, self.sink, &mut self.outcome),
+            Processed::Unread(reader) => {
+                let Ok(unread) = input else { return Ok(()) };
+                let opened = opened(scanner, opts, index, unread, Contents::Stream(reader));
+                self.consume(index, input, opened)
+            }
+            Processed::Binary(inner) => {
+                self.outcome.totals.binary += 1;
+                self.consume(index, input, *inner)
+            }
+            Processed::Skipped => {
+                self.outcome.totals.skipped += 1;
+                Ok(())
+            }
+            Processed::Partial(inner, error) => {
+                self.consume(index, input, *inner)?;
+                self.outcome.totals.errors += 1;
+                self.sink.input_error(&error)
+            }
         }
-        Processed::Scanned(scanned) => {
+    }
+
+    /// The keys of the batch's whole files into the table, in input order.
+    fn absorb_pending(&mut self) {
+        let mut all: Vec<(&KeyBatch, &[u8])> = Vec::new();
+        for scanned in &self.pending {
             if let Some(whole) = &scanned.whole {
-                emit(scanner, file, whole.as_bytes(), 0, &scanned.events, sink)?;
+                all.extend(scanned.keys.iter().map(|k| (k, whole.as_bytes())));
             }
-            scanned.events = Vec::new();
-            outcome.totals.add(&scanned.totals);
-            if scanned.changed {
-                outcome.totals.errors += 1;
-                sink.input_error(&changed_error(&name))?;
-            }
-            Ok(())
         }
-        Processed::Large(whole) => scan_large(scanner, opts, file, whole, sink, outcome),
-        Processed::Stream(reader) => {
-            let reader = std::mem::replace(reader, Box::new(io::empty()));
-            scan_stream(scanner, opts, file, reader, sink, outcome)
-        }
+        self.outcome.table.absorb(&all);
+        self.pending.clear();
     }
 }
 
@@ -399,12 +551,14 @@ fn scan_large(
 }
 
 /// Scans a stream in blocks on the calling thread (each block in parallel
-/// chunks), feeding the sink as it goes so memory stays bounded.
+/// chunks), feeding the sink as it goes so memory stays bounded. A read
+/// error ends the stream where it happens: what came before is scanned
+/// (the URNs before a corrupt part of an archive), then it is reported.
 fn scan_stream(
     scanner: &Scanner,
     opts: &JobOptions,
     file: FileRef<'_>,
-    mut reader: Box<dyn Read + Send>,
+    reader: Box<dyn Read + Send>,
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
 ) -> io::Result<()> {
@@ -412,6 +566,7 @@ fn scan_stream(
     let mut sink_error = None;
     let mut batches = Vec::new();
     let mut reported = 0u64;
+    let mut reader = StopAtError::new(reader);
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
         events.iter().for_each(|e| totals.count(e));
         let read = base + buf.len() as u64;
@@ -432,10 +587,12 @@ fn scan_stream(
     if let Some(e) = sink_error {
         return Err(e);
     }
-    match result {
-        Ok(bytes) => {
-            advance(opts, bytes.saturating_sub(reported));
-            totals.bytes = bytes;
+    let result = result.map(|bytes| {
+        advance(opts, bytes.saturating_sub(reported));
+        totals.bytes = bytes;
+    });
+    match result.and_then(|()| reader.finish()) {
+        Ok(()) => {
             outcome.totals.add(&totals);
             Ok(())
         }

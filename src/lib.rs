@@ -17,7 +17,8 @@
 //! | [`extract`] | where a URN ends in running text (longest valid prefix, apostrophes, trimming) |
 //! | [`scan`] | [`Scanner`]: candidates → [`Event`]s over a buffer, sequential or in parallel chunks |
 //! | [`dedup`] | [`KeyTable`]: distinct keys in an arena, counts, first occurrences; [`ShardedTable`]: the same, filled by all threads at once |
-//! | [`source`] | inputs: walking directories, mapping, reading or streaming files |
+//! | [`source`] | inputs: walking directories, mapping, reading or streaming files; binary files |
+//! | [`decompress`] | gzip and zstd inputs (`-z`), recognised by magic, decoded ahead on their own threads |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
 //! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
 //!
@@ -61,6 +62,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod decompress;
 pub mod dedup;
 pub mod error;
 pub mod extract;

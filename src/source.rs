@@ -10,11 +10,22 @@
 //! memory-mapped ([`crate::platform::mmap`]), and anything that cannot be
 //! mapped (pipes, character devices, stdin, a failed mapping, or
 //! `MmapPolicy::Never`) is streamed in blocks.
+//!
+//! With [`OpenOptions::decompress`], an input that starts with a gzip or
+//! zstd magic is opened as a stream of its decoded bytes
+//! ([`crate::decompress`]), whatever its name.
+//!
+//! Whether an input is binary is decided by [`is_binary`] from its first
+//! [`BINARY_PROBE`] bytes (decoded bytes for a decoded input), which are
+//! the same bytes whether the file is mapped, read or streamed ([`peek`]
+//! reads exactly that many from a stream), so the decision never depends
+//! on how the file was opened.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use crate::decompress::{Codec, DecodeError, MAGIC_LEN};
 use crate::platform::mmap::Mapping;
 
 /// Files at least this large are mapped under [`MmapPolicy::Auto`]; smaller
@@ -81,6 +92,9 @@ pub struct InputError {
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.path, self.error)?;
+        if let Some(decode) = self.error.get_ref().and_then(|e| e.downcast_ref::<DecodeError>()) {
+            return write!(f, " ({})", decode.hint());
+        }
         match hint(&self.error) {
             Some(hint) => write!(f, " ({hint})"),
             None => Ok(()),
@@ -209,6 +223,181 @@ impl Whole {
     }
 }
 
+impl Whole {
+    /// A reader of the bytes, owning them.
+    pub fn into_reader(self) -> Box<dyn Read + Send> {
+        Box::new(WholeReader { whole: self, pos: 0 })
+    }
+}
+
+struct WholeReader {
+    whole: Whole,
+    pos: usize,
+}
+
+impl Read for WholeReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (&self.whole.as_bytes()[self.pos..]).read(buf)?;
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// How inputs are opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// When to map regular files.
+    pub mmap: MmapPolicy,
+    /// Decode gzip and zstd inputs (recognised by their magic bytes).
+    pub decompress: bool,
+}
+
+/// An opened input.
+pub struct Opened {
+    /// Its bytes: a decoded input is always a stream.
+    pub contents: Contents,
+    /// The format it is decoded from, if it is.
+    pub codec: Option<Codec>,
+}
+
+/// Opens `input` as [`open`] does, then [`decoded`].
+pub fn open_with(input: &Input, opts: OpenOptions) -> io::Result<Opened> {
+    decoded(open(input, opts.mmap)?, opts.decompress)
+}
+
+/// With `decompress`, `contents` that start with a gzip or zstd magic as a
+/// stream of their decoded bytes; otherwise as they are. Reads the first
+/// bytes of a stream to look for the magic, and gives them back in it.
+pub fn decoded(contents: Contents, decompress: bool) -> io::Result<Opened> {
+    if !decompress {
+        return Ok(Opened { contents, codec: None });
+    }
+    let (codec, reader) = match contents {
+        Contents::Whole(whole) => match Codec::sniff(whole.as_bytes()) {
+            Some(codec) => (codec, whole.into_reader()),
+            None => return Ok(Opened { contents: Contents::Whole(whole), codec: None }),
+        },
+        Contents::Stream(reader) => {
+            let peeked = peek(reader, MAGIC_LEN);
+            match Codec::sniff(&peeked.head) {
+                Some(codec) => (codec, peeked.into_reader()),
+                None => return Ok(Opened { contents: Contents::Stream(peeked.into_reader()), codec: None }),
+            }
+        }
+    };
+    Ok(Opened { contents: Contents::Stream(codec.decoder(reader)?), codec: Some(codec) })
+}
+
+/// What to do with binary files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BinaryPolicy {
+    /// Scan them like text (URNs do appear in binary dumps).
+    #[default]
+    Scan,
+    /// Skip them, without an error.
+    Skip,
+}
+
+/// Bytes at the start of an input that decide whether it is binary.
+pub const BINARY_PROBE: usize = 8 << 10;
+
+/// Whether an input whose first bytes are `head` is binary: a NUL byte in
+/// its first [`BINARY_PROBE`] (8 KiB) bytes, the rule grep and ripgrep use.
+/// Text encodings other than UTF-16/32 never contain NUL, and almost every
+/// binary format does early on. Bytes past the probe are not looked at.
+pub fn is_binary(head: &[u8]) -> bool {
+    memchr::memchr(0, &head[..head.len().min(BINARY_PROBE)]).is_some()
+}
+
+/// A stream whose first bytes were read to be looked at.
+pub struct Peeked {
+    /// Up to the bytes asked for: fewer only when the stream ended or failed.
+    pub head: Vec<u8>,
+    /// The error that stopped the peek, if any: the stream's reader gives it after the head.
+    pub error: Option<io::Error>,
+    rest: Box<dyn Read + Send>,
+}
+
+impl Peeked {
+    /// Whether the head is all there is (the stream ended or failed within it).
+    pub fn is_complete(&self, asked: usize) -> bool {
+        self.head.len() < asked || self.error.is_some()
+    }
+
+    /// The whole stream again: the head, then (an error or) the rest.
+    pub fn into_reader(self) -> Box<dyn Read + Send> {
+        let (head, rest) = self.into_parts();
+        Box::new(io::Cursor::new(head).chain(rest))
+    }
+
+    /// The head, and a reader of what follows it (which gives the error first, if any).
+    pub fn into_parts(self) -> (Vec<u8>, Box<dyn Read + Send>) {
+        match self.error {
+            Some(e) => (self.head, Box::new(FailsOnce(Some(e)))),
+            None => (self.head, self.rest),
+        }
+    }
+}
+
+/// Reads up to `n` bytes from the start of `reader` (fewer only at its end
+/// or on an error, which is kept in [`Peeked::error`], not lost).
+pub fn peek(mut reader: Box<dyn Read + Send>, n: usize) -> Peeked {
+    let mut head = Vec::with_capacity(n.min(64 << 10));
+    let error = (&mut reader).take(n as u64).read_to_end(&mut head).err();
+    Peeked { head, error, rest: reader }
+}
+
+/// A reader that fails once with its error, then is at its end.
+pub struct FailsOnce(pub Option<io::Error>);
+
+impl Read for FailsOnce {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
+        }
+    }
+}
+
+/// A reader that reports a read error as the end of its data and keeps the
+/// error, so that everything before it is still processed (the URNs before
+/// a corrupt part of an archive are found); [`StopAtError::finish`] gives
+/// the error afterwards.
+pub struct StopAtError<R> {
+    inner: R,
+    error: Option<io::Error>,
+}
+
+impl<R: Read> StopAtError<R> {
+    /// Wraps `inner`.
+    pub fn new(inner: R) -> Self {
+        StopAtError { inner, error: None }
+    }
+
+    /// The error that ended the data, if one did.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl<R: Read> Read for StopAtError<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.error.is_some() {
+            return Ok(0);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.error = Some(e);
+                    return Ok(0);
+                }
+                Ok(n) => return Ok(n),
+            }
+        }
+    }
+}
+
 /// Opens `input` and decides how to read it.
 pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
     let path = match input {
@@ -239,4 +428,42 @@ pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
         return Ok(Contents::Whole(Whole::Owned(bytes)));
     }
     Ok(Contents::Stream(Box::new(file)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_is_a_nul_in_the_first_8_kib() {
+        let mut text = vec![b'a'; 3 * BINARY_PROBE];
+        assert!(!is_binary(&text));
+        text[BINARY_PROBE] = 0;
+        assert!(!is_binary(&text), "a NUL just past the probe does not count");
+        text[BINARY_PROBE - 1] = 0;
+        assert!(is_binary(&text));
+        assert!(is_binary(b"\0"));
+        assert!(!is_binary(b""));
+    }
+
+    #[test]
+    fn peek_gives_the_head_back_and_keeps_errors_in_place() {
+        let data: Vec<u8> = (0..=255).collect();
+        let peeked = peek(Box::new(io::Cursor::new(data.clone())), 10);
+        assert_eq!(peeked.head, &data[..10]);
+        assert!(!peeked.is_complete(10));
+        let mut all = Vec::new();
+        peeked.into_reader().read_to_end(&mut all).unwrap();
+        assert_eq!(all, data);
+
+        let failing = io::Cursor::new(b"abc".to_vec()).chain(FailsOnce(Some(io::Error::other("boom"))));
+        let peeked = peek(Box::new(failing), 10);
+        assert!(peeked.is_complete(10));
+        let mut reader = StopAtError::new(peeked.into_reader());
+        let mut all = Vec::new();
+        reader.read_to_end(&mut all).unwrap();
+        assert_eq!(all, b"abc");
+        assert_eq!(reader.finish().unwrap_err().to_string(), "boom");
+        assert!(reader.finish().is_ok());
+    }
 }

@@ -1,7 +1,9 @@
 //! `urnscan dedup`: one URN per line in, each equivalence class once out.
 //!
 //! The work is done by [`urnscan::lines::LineDedup`]; this module opens the
-//! inputs (mapped or streamed, as `scan` does), sends rejected lines to
+//! inputs (mapped or streamed, as `scan` does; with `-z` gzip and zstd
+//! inputs are decoded, ahead on their own threads, and binary inputs are
+//! counted or skipped as `scan` does), sends rejected lines to
 //! stderr or to the `--rejects` file as they come, prints the classes, the
 //! summary, and picks the exit status. All diagnostics go through one
 //! buffered stderr writer, so a file with many bad lines costs no system
@@ -15,9 +17,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use urnscan::decompress;
 use urnscan::dedup::Entry;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
-use urnscan::source::{self, Contents, Input, MmapPolicy, WalkOptions};
+use urnscan::source::{
+    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, StopAtError, WalkOptions,
+};
 use urnscan::UrnError;
 
 use super::color::{self, Palette};
@@ -70,17 +75,19 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
         progress: progress.counter(),
     });
     let mut input_errors = 0u64;
+    let mut binary = BinaryCounts { policy: args.inputs.binary_policy(), ..BinaryCounts::default() };
+    let open = OpenOptions { mmap: MmapPolicy::Auto, decompress: args.inputs.decompress };
     for (i, input) in inputs.iter().enumerate() {
         let outcome = match input {
             Err(e) => Err(io::Error::new(e.error.kind(), e.error.to_string())),
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
-                feed(&mut dedup, input, file, &mut reporter)?
+                feed(&mut dedup, input, open, &mut binary, file, &mut reporter)?
             }
         };
         if let Err(error) = outcome {
             input_errors += 1;
-            reporter.input_error(&names[i], &error)?;
+            reporter.input_error(&names[i], error)?;
         }
     }
     reporter.finish_rejects()?;
@@ -90,7 +97,8 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let counts = dedup.counts().clone();
     let finished = print_classes(args, &names, dedup)?;
     if !args.quiet {
-        write_summary(&mut reporter.err, &counts, finished, input_errors).context("cannot write to standard error")?;
+        write_summary(&mut reporter.err, &counts, finished, input_errors, &binary)
+            .context("cannot write to standard error")?;
     }
     reporter.err.flush().context("cannot write to standard error")?;
     Ok(if input_errors > 0 {
@@ -102,15 +110,47 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     })
 }
 
+/// Binary inputs seen, and what is done with them.
+#[derive(Default)]
+struct BinaryCounts {
+    policy: BinaryPolicy,
+    seen: u64,
+    skipped: u64,
+}
+
+impl BinaryCounts {
+    /// Counts an input whose first bytes are `head`; true if it is to be skipped.
+    fn skips(&mut self, head: &[u8]) -> bool {
+        if !source::is_binary(head) {
+            return false;
+        }
+        self.seen += 1;
+        let skip = self.policy == BinaryPolicy::Skip;
+        self.skipped += u64::from(skip);
+        skip
+    }
+}
+
 /// Feeds one input. The outer error stops the run (rejects or spill files
-/// cannot be written); the inner one is this input's read error.
-fn feed(dedup: &mut LineDedup, input: &Input, file: u32, reporter: &mut Reporter<'_>) -> Result<io::Result<()>> {
-    let contents = match source::open(input, MmapPolicy::Auto) {
-        Ok(contents) => contents,
+/// cannot be written); the inner one is this input's read error. A read
+/// error (a corrupt archive) ends the input where it happens: the lines
+/// before it are kept.
+fn feed(
+    dedup: &mut LineDedup,
+    input: &Input,
+    open: OpenOptions,
+    binary: &mut BinaryCounts,
+    file: u32,
+    reporter: &mut Reporter<'_>,
+) -> Result<io::Result<()>> {
+    let opened = match source::open_with(input, open) {
+        Ok(opened) => opened,
         Err(e) => return Ok(Err(e)),
     };
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
-    let fed = match contents {
+    let mut read_error = Ok(());
+    let fed = match opened.contents {
+        Contents::Whole(whole) if binary.skips(whole.as_bytes()) => return Ok(Ok(())),
         Contents::Whole(whole) => match dedup.add_whole(&whole, file, &mut sink) {
             Ok(_) if whole.changed_during_use() => {
                 return Ok(Err(io::Error::other(
@@ -119,10 +159,23 @@ fn feed(dedup: &mut LineDedup, input: &Input, file: u32, reporter: &mut Reporter
             }
             other => other,
         },
-        Contents::Stream(mut reader) => dedup.add_reader(&mut reader, file, &mut sink),
+        Contents::Stream(reader) => {
+            let peeked = source::peek(reader, source::BINARY_PROBE);
+            if binary.skips(&peeked.head) {
+                return Ok(Ok(()));
+            }
+            let reader = match opened.codec {
+                Some(_) => decompress::read_ahead(peeked),
+                None => peeked.into_reader(),
+            };
+            let mut reader = StopAtError::new(reader);
+            let fed = dedup.add_reader(&mut reader, file, &mut sink);
+            read_error = reader.finish();
+            fed
+        }
     };
     match fed {
-        Ok(_) => Ok(Ok(())),
+        Ok(_) => Ok(read_error),
         Err(FeedError::Read(e)) => Ok(Err(e)),
         Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
     }
@@ -170,8 +223,9 @@ impl<'a> Reporter<'a> {
     }
 
     /// Input errors are shown even with `--quiet`: they change the exit status.
-    fn input_error(&mut self, name: &str, error: &io::Error) -> Result<()> {
-        writeln!(self.err, "{} {name}: {error}", self.palette.error_prefix()).context("cannot write to standard error")
+    fn input_error(&mut self, name: &str, error: io::Error) -> Result<()> {
+        let error = InputError { path: name.to_owned(), error };
+        writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 
     fn finish_rejects(&mut self) -> Result<()> {
@@ -280,7 +334,13 @@ impl<'a, W: Write> Printer<'a, W> {
     }
 }
 
-fn write_summary(out: &mut impl Write, counts: &LineCounts, finished: Finished, input_errors: u64) -> io::Result<()> {
+fn write_summary(
+    out: &mut impl Write,
+    counts: &LineCounts,
+    finished: Finished,
+    input_errors: u64,
+    binary: &BinaryCounts,
+) -> io::Result<()> {
     writeln!(out, "{:<12} {}", "lines read", thousands(counts.lines))?;
     writeln!(out, "{:<12} {}", "valid", thousands(counts.valid))?;
     writeln!(out, "{:<12} {}", "invalid", thousands(counts.invalid_total()))?;
@@ -291,6 +351,10 @@ fn write_summary(out: &mut impl Write, counts: &LineCounts, finished: Finished, 
     writeln!(out, "{:<12} {}", "distinct", thousands(finished.distinct))?;
     if finished.spilled {
         writeln!(out, "{:<12} yes (the key tables exceeded --memory-limit)", "spilled")?;
+    }
+    if binary.seen > 0 {
+        let what = if binary.skipped > 0 { "skipped" } else { "read as text" };
+        writeln!(out, "{:<12} {} files ({what}: a NUL byte in the first 8 KiB)", "binary", thousands(binary.seen))?;
     }
     if input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;

@@ -195,6 +195,7 @@ Examples:
   urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
+  urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
 
 Exit status: 0 if a URN was found, 1 if none, 2 if an input could not be read.";
@@ -227,6 +228,8 @@ pub struct ScanArgs {
     /// Memory-map files: auto maps regular files of 1 MiB or more.
     #[arg(long, value_enum, default_value_t = MmapArg::Auto)]
     mmap: MmapArg,
+    #[command(flatten)]
+    inputs: InputArgs,
     /// Honour .gitignore files and skip hidden files in directories.
     #[arg(long)]
     respect_ignore: bool,
@@ -241,6 +244,36 @@ pub struct ScanArgs {
     chunk_size: Option<usize>,
     #[command(flatten)]
     progress: ProgressArgs,
+}
+
+/// How `scan` and `dedup` treat compressed and binary inputs.
+#[derive(clap::Args, Debug)]
+pub struct InputArgs {
+    /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
+    /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets are in the decompressed data.
+    #[arg(short = 'z', long)]
+    decompress: bool,
+    /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
+    #[arg(long, value_enum, default_value_t = BinaryArg::Scan)]
+    binary: BinaryArg,
+}
+
+impl InputArgs {
+    fn binary_policy(&self) -> urnscan::source::BinaryPolicy {
+        match self.binary {
+            BinaryArg::Scan => urnscan::source::BinaryPolicy::Scan,
+            BinaryArg::Skip => urnscan::source::BinaryPolicy::Skip,
+        }
+    }
+}
+
+/// `--binary` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BinaryArg {
+    /// Scan binary files like text (URNs do appear in binary dumps).
+    Scan,
+    /// Skip binary files (not an error; they are counted).
+    Skip,
 }
 
 /// `--mmap` values.
@@ -260,6 +293,7 @@ Examples:
   urnscan dedup --count --sort key a.txt b.txt   count<TAB>urn, by equivalence key
   urnscan dedup --keys --rejects bad.tsv in.txt  keys; invalid lines to bad.tsv
   urnscan dedup --format jsonl --ns-rules in.txt  key, urn, count, nid, path, line
+  urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -276,6 +310,8 @@ pub struct DedupArgs {
     /// Files of one URN per line; none or `-` reads stdin.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    inputs: InputArgs,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,

@@ -37,6 +37,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         events: !(args.unique || args.stats) || args.invalid,
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
         progress: progress.counter(),
+        decompress: args.inputs.decompress,
+        binary: args.inputs.binary_policy(),
         ..JobOptions::default()
     };
     let started = Instant::now();
@@ -283,8 +285,9 @@ fn write_stats_text(
         writeln!(out, "{:<nid_w$}  {class}  {occurrences:>occ_w$}  {unique:>uniq_w$}", s.nid)?;
     }
     writeln!(out)?;
-    let rows: [(&str, String); 7] = [
+    let rows: [(&str, String); 8] = [
         ("files", thousands(t.files)),
+        ("binary", thousands(t.binary)),
         ("bytes", thousands(t.bytes)),
         ("candidates", thousands(t.candidates)),
         ("valid", thousands(t.valid)),
@@ -309,8 +312,9 @@ fn write_stats_text(
 fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize, elapsed: f64) -> io::Result<()> {
     write!(
         out,
-        "{{\"files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
+        "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
         t.files,
+        t.binary,
         t.bytes,
         t.candidates,
         t.valid,

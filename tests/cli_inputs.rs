@@ -1,0 +1,415 @@
+//! Compressed and binary inputs, run as a user would: `scan -z` and
+//! `dedup -z` against the plain text they were compressed from (compressed
+//! here with flate2 and zstd), detection by magic bytes rather than names,
+//! multi-member archives, corrupt archives, thread counts, and the binary
+//! rule (a NUL byte in the first 8 KiB) under every way of reading a file.
+//!
+//! Expected values come from the text each test builds: the offset of
+//! every URN it plants is known before anything is run.
+
+use std::fs;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::process::Command;
+
+/// What a run of the binary gave: exit status, stdout, stderr.
+struct Run {
+    code: Option<i32>,
+    out: String,
+    err: String,
+}
+
+/// Runs urnscan with `stdin` (from a temporary file) as its standard input.
+fn urnscan_in(args: &[&str], stdin: &[u8]) -> Run {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(stdin).unwrap();
+    file.seek(SeekFrom::Start(0)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan")).args(args).stdin(file).output().expect("run urnscan");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run { code: o.status.code(), out: text(&o.stdout), err: text(&o.stderr) }
+}
+
+fn urnscan(args: &[&str]) -> Run {
+    urnscan_in(args, b"")
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn zstd(data: &[u8]) -> Vec<u8> {
+    zstd::encode_all(data, 3).unwrap()
+}
+
+/// Text with `n` planted URNs `urn:example:<tag>-<i>`, each between
+/// spaces on a line of filler whose length varies; the URNs with their
+/// offsets in the text.
+fn corpus(tag: &str, n: usize, filler: usize) -> (Vec<u8>, Vec<(usize, String)>) {
+    let mut text = Vec::new();
+    let mut planted = Vec::new();
+    for i in 0..n {
+        let pad = filler + (i * 7919) % (filler + 1);
+        text.resize(text.len() + pad, b'a' + (i % 26) as u8);
+        text.push(b' ');
+        let urn = format!("urn:example:{tag}-{i}");
+        planted.push((text.len(), urn.clone()));
+        text.extend_from_slice(urn.as_bytes());
+        text.extend_from_slice(b" end\n");
+    }
+    (text, planted)
+}
+
+/// `offset:urn` lines, as `scan` prints a single input.
+fn lines(planted: &[(usize, String)]) -> String {
+    planted.iter().map(|(o, u)| format!("{o}:{u}\n")).collect()
+}
+
+/// `path:offset:urn` lines, as `scan` prints several inputs.
+fn lines_with_path(path: &Path, planted: &[(usize, String)]) -> String {
+    planted.iter().map(|(o, u)| format!("{}:{o}:{u}\n", path.display())).collect()
+}
+
+fn write(dir: &Path, name: &str, data: &[u8]) -> String {
+    let path = dir.join(name);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, data).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn decompressed_offsets_and_urns_equal_the_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, planted) = corpus("p", 200, 300);
+    let plain = write(dir.path(), "plain.txt", &text);
+    let expected = lines(&planted);
+    assert_eq!(urnscan(&["scan", &plain]).out, expected, "the plain text itself");
+    for (name, data) in [("a.gz", gzip(&text)), ("a.zst", zstd(&text))] {
+        let path = write(dir.path(), name, &data);
+        let o = urnscan(&["scan", "-z", &path]);
+        assert_eq!(o.code, Some(0), "{name}: {}", o.err);
+        assert_eq!(o.out, expected, "{name}");
+        let o = urnscan_in(&["scan", "--decompress", "-"], &data);
+        assert_eq!(o.out, expected, "{name} on stdin");
+        // Without -z nothing is decoded: the planted URNs are not in the compressed bytes.
+        let o = urnscan(&["scan", &path]);
+        assert_ne!(o.out, expected, "{name} without -z");
+    }
+}
+
+#[test]
+fn archives_in_directories_are_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, pa) = corpus("a", 20, 50);
+    let (b, pb) = corpus("b", 30, 40);
+    let (c, pc) = corpus("c", 10, 500);
+    let (d, pd) = corpus("d", 5, 5);
+    // The walk goes in name order: a.txt, b.gz, c.zst, sub/d.gz.
+    write(dir.path(), "a.txt", &a);
+    write(dir.path(), "b.gz", &gzip(&b));
+    write(dir.path(), "c.zst", &zstd(&c));
+    write(dir.path(), "sub/d.gz", &gzip(&d));
+    let root = dir.path();
+    let expected = [
+        lines_with_path(&root.join("a.txt"), &pa),
+        lines_with_path(&root.join("b.gz"), &pb),
+        lines_with_path(&root.join("c.zst"), &pc),
+        lines_with_path(&root.join("sub/d.gz"), &pd),
+    ]
+    .concat();
+    let o = urnscan(&["scan", "-z", root.to_str().unwrap()]);
+    assert_eq!(o.code, Some(0), "{}", o.err);
+    assert_eq!(o.out, expected);
+}
+
+#[test]
+fn members_and_frames_are_one_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, planted) = corpus("m", 40, 100);
+    // Split inside a URN: it is only found if the parts are joined.
+    let (_, straddling) = planted[20].clone();
+    let cut = planted[20].0 + 7;
+    assert!(straddling.len() > 7);
+    let gz = [gzip(&text[..cut]), gzip(&text[cut..])].concat();
+    let zst = [zstd(&text[..cut]), zstd(&text[cut..])].concat();
+    for (name, data) in [("multi.gz", gz), ("multi.zst", zst)] {
+        let path = write(dir.path(), name, &data);
+        let o = urnscan(&["scan", "-z", &path]);
+        assert_eq!(o.code, Some(0), "{name}: {}", o.err);
+        assert_eq!(o.out, lines(&planted), "{name}");
+    }
+}
+
+#[test]
+fn magic_bytes_decide_not_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, planted) = corpus("n", 15, 60);
+    let text_named_gz = write(dir.path(), "text.gz", &text);
+    let gzip_named_txt = write(dir.path(), "gzip.txt", &gzip(&text));
+    let zstd_named_log = write(dir.path(), "zstd.log", &zstd(&text));
+    for path in [&text_named_gz, &gzip_named_txt, &zstd_named_log] {
+        let o = urnscan(&["scan", "-z", path]);
+        assert_eq!(o.out, lines(&planted), "{path}");
+    }
+}
+
+/// What a decoder of its own makes of `data` before it fails.
+fn decodable_prefix(mut decoder: impl Read) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = decoder.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+#[test]
+fn a_corrupt_archive_keeps_what_came_before_and_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (other, other_planted) = corpus("o", 10, 30);
+    // Small archives are decoded whole in the file batch; a large one (over
+    // 4 MiB before the cut) is decoded ahead on its own thread.
+    for (count, filler) in [(3000, 200), (30_000, 300)] {
+        let (text, planted) = corpus("k", count, filler);
+        corrupt_cases(dir.path(), &text, &planted, &other, &other_planted);
+    }
+}
+
+fn corrupt_cases(
+    dir: &Path,
+    text: &[u8],
+    planted: &[(usize, String)],
+    other: &[u8],
+    other_planted: &[(usize, String)],
+) {
+    let gz = gzip(text);
+    let zst = zstd(text);
+    let cases = [("cut.gz", gz[..gz.len() / 2].to_vec(), "gzip"), ("cut.zst", zst[..zst.len() / 2].to_vec(), "zstd")];
+    for (name, data, codec) in cases {
+        let prefix = match codec {
+            "gzip" => decodable_prefix(flate2::read::MultiGzDecoder::new(&data[..])),
+            _ => decodable_prefix(zstd::stream::read::Decoder::new(&data[..]).unwrap()),
+        };
+        assert!(prefix.len() < text.len() && text.starts_with(&prefix), "{name}: the test's own decoding");
+        if text.len() > 8 << 20 {
+            assert!(prefix.len() > 4 << 20, "{name}: past the inline limit");
+        }
+        // The URNs whose text and following space were decoded.
+        let before: Vec<(usize, String)> =
+            planted.iter().filter(|(o, u)| o + u.len() < prefix.len()).cloned().collect();
+        assert!(before.len() > 100, "{name}: the cut leaves URNs before it");
+        let bad = write(dir, name, &data);
+        let good = write(dir, &format!("z-{name}.txt"), other);
+        for threads in ["1", "2"] {
+            let o = urnscan(&["scan", "-z", "-j", threads, &bad, &good]);
+            assert_eq!(o.code, Some(2), "{name}");
+            let err = o.err;
+            assert!(err.starts_with(&format!("urnscan: {bad}: {codec} data is corrupt or truncated")), "{err}");
+            assert!(err.trim_end().ends_with(')'), "a hint in parentheses: {err}");
+            let out = o.out;
+            let expected_head = lines_with_path(Path::new(&bad), &before);
+            assert!(out.starts_with(&expected_head), "{name}: every URN before the damage");
+            let expected_tail = lines_with_path(Path::new(&good), other_planted);
+            assert!(out.ends_with(&expected_tail), "{name}: the other file is scanned");
+            // At most one more line, a URN cut short by the damage.
+            let extra = out.len() - expected_head.len() - expected_tail.len();
+            assert!(out[expected_head.len()..out.len() - expected_tail.len()].lines().count() <= 1, "{extra}");
+        }
+    }
+}
+
+#[test]
+fn a_damaged_byte_is_an_error_for_that_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, _) = corpus("x", 500, 100);
+    let mut gz = gzip(&text);
+    let n = gz.len();
+    gz[n - 6] ^= 0xff; // inside the CRC-32 of the trailer
+    let bad = write(dir.path(), "bad.gz", &gz);
+    let (other, other_planted) = corpus("o", 3, 10);
+    let good = write(dir.path(), "good.txt", &other);
+    let o = urnscan(&["scan", "-z", &bad, &good]);
+    assert_eq!(o.code, Some(2));
+    assert!(o.err.contains(&format!("urnscan: {bad}: gzip data is corrupt")), "{}", o.err);
+    assert!(o.out.ends_with(&lines_with_path(Path::new(&good), &other_planted)));
+}
+
+#[test]
+fn thread_counts_give_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut expected = String::new();
+    // 5 MiB of text decodes past the inline limit and is decoded ahead on its own thread.
+    let sizes = [(3usize, 20usize), (9000, 600), (40, 30), (1, 0), (700, 100)];
+    for (i, &(n, filler)) in sizes.iter().enumerate() {
+        let (text, planted) = corpus(&format!("t{i}"), n, filler);
+        let (name, data) =
+            if i % 2 == 0 { (format!("f{i}.gz"), gzip(&text)) } else { (format!("f{i}.zst"), zstd(&text)) };
+        write(dir.path(), &name, &data);
+        expected += &lines_with_path(&dir.path().join(&name), &planted);
+    }
+    let root = dir.path().to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        let o = urnscan(&["scan", "-z", "-j", threads, root]);
+        assert_eq!(o.code, Some(0), "-j{threads}: {}", o.err);
+        assert!(o.out == expected, "-j{threads}");
+    }
+    let big = fs::read(dir.path().join("f1.zst")).unwrap();
+    let (text, planted) = corpus("t1", 9000, 600);
+    assert!(text.len() > 4 << 20, "the large one is past the inline limit");
+    let o = urnscan_in(&["scan", "-z", "-j2"], &big);
+    assert!(o.out == lines(&planted), "stdin, decoded ahead");
+}
+
+/// Text of `len` bytes with a URN in it and a NUL at `nul` (if any).
+fn with_nul(len: usize, nul: Option<usize>) -> Vec<u8> {
+    let mut data = vec![b'x'; len];
+    data[100..100 + 11].copy_from_slice(b" urn:ab:cd ");
+    if let Some(at) = nul {
+        data[at] = 0;
+    }
+    data
+}
+
+/// The `binary` row of `scan --stats` text, and `binary_files` of its JSON.
+fn binary_counts(args: &[&str]) -> (u64, u64) {
+    let text = urnscan(&[&["scan", "--stats"], args].concat()).out;
+    let row = text.lines().find_map(|l| l.strip_prefix("binary ")).expect("a binary row");
+    let json = urnscan(&[&["scan", "--stats", "--format", "json"], args].concat()).out;
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    (row.trim().replace(',', "").parse().unwrap(), json["binary_files"].as_u64().unwrap())
+}
+
+#[test]
+fn binary_is_a_nul_in_the_first_8_kib_however_the_file_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over 1 MiB, so `--mmap never` streams them and `always` maps them.
+    let len = (1 << 20) + 5000;
+    let inside = write(dir.path(), "inside.bin", &with_nul(len, Some(8191)));
+    let after = write(dir.path(), "after.txt", &with_nul(len, Some(8192)));
+    let none = write(dir.path(), "none.txt", &with_nul(len, None));
+    let small = write(dir.path(), "small.bin", &with_nul(200, Some(0)));
+    for mmap in ["always", "never", "auto"] {
+        for (path, binary) in [(&inside, 1), (&after, 0), (&none, 0), (&small, 1)] {
+            assert_eq!(binary_counts(&["--mmap", mmap, path]), (binary, binary), "{path} --mmap {mmap}");
+        }
+        assert_eq!(binary_counts(&["--mmap", mmap, dir.path().to_str().unwrap()]), (2, 2), "--mmap {mmap}");
+    }
+    let o = urnscan_in(&["scan", "--stats", "--format", "json"], &with_nul(len, Some(8191)));
+    let json: serde_json::Value = serde_json::from_str(&o.out).unwrap();
+    assert_eq!(json["binary_files"], 1, "stdin is streamed");
+    let o = urnscan_in(&["scan", "--stats", "--format", "json"], &with_nul(len, Some(8192)));
+    let json: serde_json::Value = serde_json::from_str(&o.out).unwrap();
+    assert_eq!(json["binary_files"], 0, "stdin, NUL past 8 KiB");
+}
+
+#[test]
+fn binary_under_z_is_judged_on_the_decoded_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let inside = write(dir.path(), "inside.gz", &gzip(&with_nul(9000, Some(8191))));
+    let after = write(dir.path(), "after.zst", &zstd(&with_nul(9000, Some(8192))));
+    assert_eq!(binary_counts(&["-z", &inside]), (1, 1));
+    assert_eq!(binary_counts(&["-z", &after]), (0, 0));
+    // Undecoded, gzip's header has NUL bytes: binary like any compressed file.
+    assert_eq!(binary_counts(&[&after, &inside]).0, 2);
+}
+
+#[test]
+fn binary_skip_skips_without_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = write(dir.path(), "a.bin", &with_nul(20_000, Some(5)));
+    let (text, planted) = corpus("s", 4, 10);
+    let txt = write(dir.path(), "b.txt", &text);
+    // Scanned by default: the URN in the binary file is found.
+    let o = urnscan(&["scan", &bin, &txt]);
+    assert_eq!(o.code, Some(0));
+    assert!(o.out.starts_with(&format!("{bin}:101:urn:ab:cd\n")), "{}", o.out);
+    for mmap in ["always", "never"] {
+        let o = urnscan(&["scan", "--binary", "skip", "--mmap", mmap, &bin, &txt]);
+        assert_eq!((o.code, o.err.as_str()), (Some(0), ""), "--mmap {mmap}");
+        assert_eq!(o.out, lines_with_path(Path::new(&txt), &planted), "--mmap {mmap}");
+    }
+    let o = urnscan(&["scan", "--binary", "skip", &bin]);
+    assert_eq!(o.code, Some(1), "nothing found, and no error");
+    let o = urnscan(&["scan", "--binary", "skip", "--stats", "--format", "json", &bin, &txt]);
+    let json: serde_json::Value = serde_json::from_str(&o.out).unwrap();
+    assert_eq!((json["binary_files"].as_u64(), json["files"].as_u64()), (Some(1), Some(1)), "skipped, not scanned");
+    assert_eq!(json["valid"].as_u64(), Some(planted.len() as u64));
+}
+
+/// One URN per line: `urn:ex:<tag>-<i>`, with every tenth repeated in upper case (the same class).
+fn url_lines(tag: &str, n: usize) -> (Vec<u8>, Vec<String>) {
+    let mut text = String::new();
+    let mut firsts = Vec::new();
+    for i in 0..n {
+        let urn = format!("urn:ex:{tag}-{i}");
+        text += &format!("{urn}\n");
+        firsts.push(urn);
+        if i % 10 == 0 {
+            text += &format!("URN:EX:{tag}-{i}\n");
+        }
+    }
+    (text.into_bytes(), firsts)
+}
+
+#[test]
+fn dedup_decodes_and_skips_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, fa) = url_lines("a", 500);
+    let (b, fb) = url_lines("b", 300);
+    let (c, fc) = url_lines("c", 20);
+    let gz = write(dir.path(), "a.gz", &gzip(&a));
+    let zst = write(dir.path(), "b.txt", &zstd(&b));
+    let txt = write(dir.path(), "c.txt", &c);
+    let expected: String = [fa, fb, fc].concat().iter().map(|u| format!("{u}\n")).collect();
+    for threads in ["1", "2"] {
+        let o = urnscan(&["dedup", "-z", "-j", threads, &gz, &zst, &txt]);
+        assert_eq!(o.code, Some(0), "{}", o.err);
+        assert_eq!(o.out, expected, "-j{threads}");
+        assert!(!o.err.contains("binary"), "{}", o.err);
+    }
+    let o = urnscan_in(&["dedup", "--decompress"], &gzip(&a));
+    assert_eq!(o.out.lines().count(), 500, "stdin");
+
+    let mut bin = b"urn:ex:bin-1\n\0\n".to_vec();
+    bin.extend_from_slice(&c);
+    let bin = write(dir.path(), "d.bin", &bin);
+    let o = urnscan(&["dedup", "--binary", "skip", &txt, &bin]);
+    assert_eq!(o.code, Some(0), "{}", o.err);
+    assert!(!o.out.contains("urn:ex:bin-1"), "the binary file is skipped");
+    let summary = o.err;
+    assert!(summary.lines().any(|l| l.starts_with("binary") && l.contains('1') && l.contains("skipped")), "{summary}");
+    let o = urnscan(&["dedup", &txt, &bin]);
+    assert!(o.out.contains("urn:ex:bin-1\n"), "scanned by default");
+    assert!(o.err.lines().any(|l| l.starts_with("binary")), "{}", o.err);
+}
+
+#[test]
+fn dedup_keeps_the_lines_before_a_corrupt_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, fa) = url_lines("a", 20_000);
+    let gz = gzip(&a);
+    let cut = gz[..gz.len() / 2].to_vec();
+    let prefix = decodable_prefix(flate2::read::MultiGzDecoder::new(&cut[..]));
+    let whole_lines = prefix.iter().filter(|&&b| b == b'\n').count();
+    assert!(whole_lines > 1000);
+    let bad = write(dir.path(), "bad.gz", &cut);
+    let (c, fc) = url_lines("c", 5);
+    let txt = write(dir.path(), "c.txt", &c);
+    let o = urnscan(&["dedup", "-z", "-j2", &bad, &txt]);
+    assert_eq!(o.code, Some(2));
+    assert!(o.err.contains(&format!("urnscan: {bad}: gzip data is corrupt or truncated")), "{}", o.err);
+    let out = o.out;
+    // The classes of the whole lines decoded before the damage come first, then c.txt's.
+    let complete = String::from_utf8(prefix[..prefix.iter().rposition(|&b| b == b'\n').unwrap()].to_vec()).unwrap();
+    let last = complete.lines().last().unwrap().to_ascii_lowercase();
+    let upto = fa.iter().position(|u| *u == last).unwrap();
+    let head: String = fa[..=upto].iter().map(|u| format!("{u}\n")).collect();
+    assert!(out.starts_with(&head), "every class before the damage");
+    let tail: String = fc.iter().map(|u| format!("{u}\n")).collect();
+    assert!(out.ends_with(&tail));
+    assert!(out[head.len()..out.len() - tail.len()].lines().count() <= 1, "at most a line cut short");
+}
