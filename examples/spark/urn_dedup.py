@@ -114,7 +114,8 @@ def parse_args(argv):
 
 def expand_inputs(sc, inputs):
     """Every file to read, in urnscan's input order: (name to report, Hadoop path).
-    An argument that names no file but has glob characters is a Hadoop glob."""
+    An argument that names no file but has glob characters is a Hadoop glob,
+    its matches taken in byte order of their paths."""
     jvm = sc._jvm
     conf = sc._jsc.hadoopConfiguration()
     files = []
@@ -127,7 +128,7 @@ def expand_inputs(sc, inputs):
             matches = fs.globStatus(path) or []
             if not matches:
                 sys.exit(f"urn_dedup: {arg}: no file matches")
-            for status in sorted(matches, key=lambda s: name_order(s.getPath().getName())):
+            for status in sorted(matches, key=lambda s: name_order(str(s.getPath()))):
                 walk(fs, status, str(status.getPath()), files)
         else:
             sys.exit(f"urn_dedup: {arg}: no such file or directory")
@@ -185,10 +186,10 @@ def run_urnscan(command, chunks):
     writer.join()
     drain.join()
     status = proc.wait()
-    if writer_error:
-        raise RuntimeError(f"feeding urnscan failed: {writer_error[0]!r}")
     if status not in (0, 1):
         raise RuntimeError(f"{command} exited with {status}: {b''.join(stderr).decode(errors='replace')}")
+    if writer_error:
+        raise RuntimeError(f"feeding urnscan failed: {writer_error[0]!r}")
     return records
 
 
