@@ -11,5 +11,10 @@ mod cli;
 static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> ExitCode {
+    // Measured: huge pages cost the key tables more in zeroing than they
+    // save (see urnscan::platform::pages). The allocator's own setting wins.
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        urnscan::platform::pages::disable_transparent_huge_pages();
+    }
     cli::run()
 }

@@ -1,9 +1,11 @@
 //! Platform code: the only place in urnscan with `unsafe`.
 //!
-//! Two things need it: SIMD kernels for the candidate search ([`simd`]) and
-//! memory-mapped files ([`mmap`]). Each is wrapped in a safe API here so the
+//! Three things need it: SIMD kernels for the candidate search ([`simd`]),
+//! memory-mapped files ([`mmap`]) and the page-size policy of the heap
+//! ([`pages`]). Each is wrapped in a safe API here so the
 //! rest of the crate (which denies `unsafe_code`) never touches raw pointers.
 #![allow(unsafe_code)]
 
 pub mod mmap;
+pub mod pages;
 pub mod simd;
