@@ -11,44 +11,41 @@
 use std::borrow::Cow;
 
 /// The key of `name` (`urn:NID:NSS`, already validated, no components;
-/// `nid_end` is the index of the ":" after the NID).
-pub(crate) fn key_bytes(name: &[u8], nid_end: usize) -> Cow<'_, [u8]> {
-    if is_key_form(name, nid_end) {
+/// `nid_end` is the index of the ":" after the NID; `lower_hex` says whether
+/// an escape in the NSS has a lower-case digit, which the grammar noted).
+pub(crate) fn key_bytes(name: &[u8], nid_end: usize, lower_hex: bool) -> Cow<'_, [u8]> {
+    if !lower_hex && name.starts_with(b"urn:") && !name[4..nid_end].iter().any(u8::is_ascii_uppercase) {
         Cow::Borrowed(name)
     } else {
         let mut out = Vec::with_capacity(name.len());
-        write_key(name, nid_end, &mut out);
+        write_key(name, nid_end, lower_hex, &mut out);
         Cow::Owned(out)
     }
 }
 
 /// Appends the key of `name` to `out`: one bulk copy, then the few bytes
 /// that normalisation touches are fixed in place (no per-byte branching on
-/// the common path).
-pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
+/// the common path). The NSS is only searched for escapes to fix when the
+/// grammar saw a lower-case digit in one.
+pub(crate) fn write_key(name: &[u8], nid_end: usize, lower_hex: bool, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(name);
     let key = &mut out[start..];
     key[..4].copy_from_slice(b"urn:");
     key[4..nid_end].make_ascii_lowercase();
-    let nss = &mut key[nid_end + 1..];
+    if lower_hex {
+        upper_case_escapes(&mut key[nid_end + 1..]);
+    }
+}
+
+/// Upper-cases the two hex digits after every "%" of a validated NSS.
+fn upper_case_escapes(nss: &mut [u8]) {
     let mut from = 0;
     while let Some(p) = memchr::memchr(b'%', &nss[from..]) {
         let hex = from + p + 1;
         nss[hex..hex + 2].make_ascii_uppercase();
         from = hex + 2;
     }
-}
-
-fn is_key_form(name: &[u8], nid_end: usize) -> bool {
-    let nss = &name[nid_end + 1..];
-    name.starts_with(b"urn:")
-        && !name[4..nid_end].iter().any(u8::is_ascii_uppercase)
-        && memchr::memchr_iter(b'%', nss).all(|p| !has_lower_hex(&nss[p + 1..p + 3]))
-}
-
-fn has_lower_hex(digits: &[u8]) -> bool {
-    digits.iter().any(|b| matches!(b, b'a'..=b'f'))
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub(crate) struct Parts {
     pub f: Option<u16>,
     /// End of the URN.
     pub end: u16,
+    /// Whether an escape in the NSS has a lower-case hex digit (`%2c`):
+    /// the walk sees it for free, and it is the one NSS fix-up of the key.
+    pub lower_hex: bool,
 }
 
 /// A valid URN, borrowed from the input it was parsed from.
@@ -106,7 +109,11 @@ impl<'a> Urn<'a> {
 
     /// `urn:NID:NSS` as written, without r-, q- and f-components.
     pub fn assigned_name(&self) -> &'a str {
-        ascii(&self.text[..self.parts.nss_end as usize])
+        ascii(self.assigned_name_bytes())
+    }
+
+    fn assigned_name_bytes(&self) -> &'a [u8] {
+        &self.text[..self.parts.nss_end as usize]
     }
 
     /// Byte range of the r-component, without its "?+".
@@ -145,7 +152,7 @@ impl<'a> Urn<'a> {
     /// upper-cased; components dropped; nothing decoded. Borrowed from the
     /// input when the input is already in that form.
     pub fn key(&self) -> Cow<'a, str> {
-        match key::key_bytes(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize) {
+        match key::key_bytes(self.assigned_name_bytes(), self.parts.nid_end as usize, self.parts.lower_hex) {
             Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),
             Cow::Owned(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
         }
@@ -154,7 +161,7 @@ impl<'a> Urn<'a> {
     /// Appends the equivalence key to `out`: the allocation-free form of
     /// [`Urn::key`] for callers that reuse a buffer.
     pub fn write_key(&self, out: &mut Vec<u8>) {
-        key::write_key(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize, out)
+        key::write_key(self.assigned_name_bytes(), self.parts.nid_end as usize, self.parts.lower_hex, out)
     }
 
     /// The NID's class under RFC 8141 §5. This parses the embedded registry
