@@ -10,41 +10,43 @@
 
 use std::borrow::Cow;
 
-/// The key of `name` (`urn:NID:NSS`, already validated, no components;
-/// `nid_end` is the index of the ":" after the NID; `lower_hex` says whether
-/// an escape in the NSS has a lower-case digit, which the grammar noted).
-pub(crate) fn key_bytes(name: &[u8], nid_end: usize, lower_hex: bool) -> Cow<'_, [u8]> {
-    if !lower_hex && name.starts_with(b"urn:") && !name[4..nid_end].iter().any(u8::is_ascii_uppercase) {
+use crate::platform::simd::class::ClassRun;
+
+/// What the key of a validated `urn:NID:NSS` has to change, as the grammar
+/// saw it while walking.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fixes {
+    /// Index of the ":" after the NID.
+    pub nid_end: usize,
+    /// The scheme or the NID has an upper-case letter.
+    pub name: bool,
+    /// An escape in the NSS has a lower-case hex digit.
+    pub hex: bool,
+}
+
+/// The key of `name` (`urn:NID:NSS`, already validated, no components).
+pub(crate) fn key_bytes(name: &[u8], fixes: Fixes) -> Cow<'_, [u8]> {
+    if !fixes.name && !fixes.hex {
         Cow::Borrowed(name)
     } else {
         let mut out = Vec::with_capacity(name.len());
-        write_key(name, nid_end, lower_hex, &mut out);
+        write_key(name, fixes, &mut out);
         Cow::Owned(out)
     }
 }
 
-/// Appends the key of `name` to `out`: one bulk copy, then the few bytes
-/// that normalisation touches are fixed in place (no per-byte branching on
-/// the common path). The NSS is only searched for escapes to fix when the
-/// grammar saw a lower-case digit in one.
-pub(crate) fn write_key(name: &[u8], nid_end: usize, lower_hex: bool, out: &mut Vec<u8>) {
+/// Appends the key of `name` to `out`: one bulk copy, then only the fix-ups
+/// the grammar found necessary (most URNs need none).
+pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(name);
     let key = &mut out[start..];
-    key[..4].copy_from_slice(b"urn:");
-    key[4..nid_end].make_ascii_lowercase();
-    if lower_hex {
-        upper_case_escapes(&mut key[nid_end + 1..]);
+    if fixes.name {
+        key[..4].copy_from_slice(b"urn:");
+        key[4..fixes.nid_end].make_ascii_lowercase();
     }
-}
-
-/// Upper-cases the two hex digits after every "%" of a validated NSS.
-fn upper_case_escapes(nss: &mut [u8]) {
-    let mut from = 0;
-    while let Some(p) = memchr::memchr(b'%', &nss[from..]) {
-        let hex = from + p + 1;
-        nss[hex..hex + 2].make_ascii_uppercase();
-        from = hex + 2;
+    if fixes.hex {
+        ClassRun::new().upper_case_escapes(key, fixes.nid_end + 1);
     }
 }
 

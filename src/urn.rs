@@ -33,6 +33,9 @@ pub(crate) struct Parts {
     /// Whether an escape in the NSS has a lower-case hex digit (`%2c`):
     /// the walk sees it for free, and it is the one NSS fix-up of the key.
     pub lower_hex: bool,
+    /// Whether the scheme or the NID has an upper-case letter: the other
+    /// fix-up of the key, also seen for free by the walk.
+    pub upper_name: bool,
 }
 
 /// A valid URN, borrowed from the input it was parsed from.
@@ -112,6 +115,10 @@ impl<'a> Urn<'a> {
         ascii(self.assigned_name_bytes())
     }
 
+    fn key_fixes(&self) -> key::Fixes {
+        key::Fixes { nid_end: self.parts.nid_end as usize, name: self.parts.upper_name, hex: self.parts.lower_hex }
+    }
+
     fn assigned_name_bytes(&self) -> &'a [u8] {
         &self.text[..self.parts.nss_end as usize]
     }
@@ -152,7 +159,7 @@ impl<'a> Urn<'a> {
     /// upper-cased; components dropped; nothing decoded. Borrowed from the
     /// input when the input is already in that form.
     pub fn key(&self) -> Cow<'a, str> {
-        match key::key_bytes(self.assigned_name_bytes(), self.parts.nid_end as usize, self.parts.lower_hex) {
+        match key::key_bytes(self.assigned_name_bytes(), self.key_fixes()) {
             Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),
             Cow::Owned(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
         }
@@ -161,7 +168,7 @@ impl<'a> Urn<'a> {
     /// Appends the equivalence key to `out`: the allocation-free form of
     /// [`Urn::key`] for callers that reuse a buffer.
     pub fn write_key(&self, out: &mut Vec<u8>) {
-        key::write_key(self.assigned_name_bytes(), self.parts.nid_end as usize, self.parts.lower_hex, out)
+        key::write_key(self.assigned_name_bytes(), self.key_fixes(), out)
     }
 
     /// The NID's class under RFC 8141 §5. This parses the embedded registry

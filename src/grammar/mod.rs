@@ -24,7 +24,7 @@ pub mod class;
 use crate::error::{ErrorKind, UrnError};
 use crate::platform::simd::class::ClassRun;
 use crate::urn::{Parts, Urn};
-use class::{is, skip_members, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
+use class::{is, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
 
 /// The longest URN urnscan accepts, in bytes. Real URNs are far shorter; the
 /// limit bounds the work spent on one candidate in hostile input (a
@@ -164,7 +164,18 @@ impl Walker<'_> {
         self.accept = Some(self.parts);
     }
 
-    fn scheme(&self) -> Step {
+    fn scheme(&mut self) -> Step {
+        // One compare for the common case: OR 0x20 folds exactly "U", "R"
+        // and "N" onto their lower case (only 0x55/0x75 map to 0x75, and
+        // so on); the ":" is compared as is.
+        if let Some(&[u, r, n, colon]) = self.hay.get(..4) {
+            let word = u32::from_le_bytes([u, r, n, colon]);
+            if word | 0x0020_2020 == u32::from_le_bytes(*b"urn:") {
+                self.parts.upper_name = word != u32::from_le_bytes(*b"urn:");
+                return Ok(());
+            }
+        }
+        // The first byte that differs is the error.
         for (i, &want) in b"urn:".iter().enumerate() {
             match self.hay.get(i) {
                 Some(b) if b.to_ascii_lowercase() == want => {}
@@ -177,7 +188,17 @@ impl Walker<'_> {
     /// Walks the NID and its closing ":"; returns where the NSS starts.
     fn nid(&mut self) -> Result<usize, UrnError> {
         const START: usize = 4;
-        let i = skip_members(self.hay, START, LDH);
+        // NIDs are short: a byte loop ends sooner than eight-byte blocks.
+        // Past 33 characters the verdict no longer depends on the length.
+        let limit = self.hay.len().min(START + 33);
+        let mut i = START;
+        // Among letters, digits and "-", only upper-case letters lack 0x20.
+        let mut all_bits = 0xff;
+        while i < limit && is(self.hay[i], LDH) {
+            all_bits &= self.hay[i];
+            i += 1;
+        }
+        self.parts.upper_name |= all_bits & 0x20 == 0;
         let nid = &self.hay[START..i];
         // The first byte that breaks the grammar comes first: a leading
         // "-", then (RFC 8141) a "-" in 32nd place, which can never be

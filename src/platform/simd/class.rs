@@ -51,6 +51,8 @@ pub struct Run {
     pub lower_hex: bool,
 }
 
+const SHORT: usize = 32;
+
 /// Which implementation [`ClassRun`] uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClassKernel {
@@ -115,7 +117,7 @@ impl ClassRun {
     /// Walks `hay` from `from` over bytes in `class` (a single bit of
     /// `CLASS`) and valid `%HH` escapes; see the module docs. `from` past
     /// the end stops at once.
-    #[inline]
+    #[inline(always)]
     pub fn run(&self, hay: &[u8], from: usize, class: u8) -> Run {
         let mut lower_hex = false;
         let mut at = from.min(hay.len());
@@ -133,15 +135,47 @@ impl ClassRun {
         }
     }
 
+    /// Clears bit 0x20 of every byte at or after `from` (and at least 2)
+    /// that follows a `%` by one or two places and has bits 0x60 set.
+    ///
+    /// On a validated NSS those bytes are exactly the lower-case hex digits
+    /// of its escapes (`a`–`f`), so this upper-cases them: the hex fix-up of
+    /// the equivalence key. Clearing 0x20 never makes a `%`, so the bytes
+    /// each step reads are the ones the input had.
     #[inline]
+    pub fn upper_case_escapes(&self, key: &mut [u8], from: usize) {
+        let from = from.max(2);
+        match self.kernel {
+            // SAFETY: the struct only holds an available kernel (invariant),
+            // and the kernel's length and `from` conditions are checked here.
+            #[cfg(target_arch = "x86_64")]
+            ClassKernel::Avx2 if key.len() >= from + 32 => unsafe {
+                super::x86_64::class::upper_case_escapes(key, from)
+            },
+            _ => upper_case_escapes_scalar(key, from),
+        }
+    }
+
+    #[inline(always)]
     fn kernel_run(&self, hay: &[u8], from: usize, class: u8) -> (usize, bool) {
         match self.kernel {
             ClassKernel::Scalar => (skip_members(hay, from, class), false),
             // SAFETY: the struct only holds an available kernel (invariant).
             #[cfg(target_arch = "x86_64")]
+            ClassKernel::Avx2 if hay.len() - from < SHORT => (skip_members(hay, from, class), false),
+            #[cfg(target_arch = "x86_64")]
             ClassKernel::Avx2 => unsafe { super::x86_64::class::run(hay, from, class_index(class)) },
             #[cfg(not(target_arch = "x86_64"))]
             ClassKernel::Avx2 => (skip_members(hay, from, class), false),
+        }
+    }
+}
+
+/// [`ClassRun::upper_case_escapes`] a byte at a time (`from` >= 2).
+fn upper_case_escapes_scalar(key: &mut [u8], from: usize) {
+    for j in from..key.len() {
+        if (key[j - 1] == b'%' || key[j - 2] == b'%') && key[j] & 0x60 == 0x60 {
+            key[j] &= !0x20;
         }
     }
 }
@@ -319,6 +353,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_escape_fix_up_equals_the_definition() {
+        // The definition, reading a copy of the input.
+        fn want(key: &[u8], from: usize) -> Vec<u8> {
+            let mut out = key.to_vec();
+            for j in from.max(2)..key.len() {
+                if (key[j - 1] == b'%' || key[j - 2] == b'%') && matches!(key[j], 0x60..=0x7f | 0xe0..=0xff) {
+                    out[j] = key[j] - 0x20;
+                }
+            }
+            out
+        }
+        let mut rng = Rng(0x5eed);
+        const BYTES: &[u8] = b"%%%aAfF09gz`{~\x7f\xe5\xc5";
+        for len in 0..=256usize {
+            for offset in [0, 1, 7, 31] {
+                let buf: Vec<u8> = (0..offset + len).map(|_| BYTES[rng.below(BYTES.len())]).collect();
+                for from in [0, 1, 2, 3, len / 2, len.saturating_sub(33), len.saturating_sub(32), len] {
+                    for k in kernels() {
+                        let mut key = buf[offset..].to_vec();
+                        k.upper_case_escapes(&mut key, from);
+                        assert_eq!(key, want(&buf[offset..], from), "{:?} len {len} from {from}", k.kernel());
+                    }
+                }
+            }
+        }
+        let mut key = b"urn:ex:%2c%aF%%e1z%".to_vec();
+        ClassRun::new().upper_case_escapes(&mut key, 7);
+        assert_eq!(key, b"urn:ex:%2C%AF%%E1z%");
     }
 
     #[test]

@@ -8,8 +8,8 @@
 
 use core::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256,
-    _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_srli_epi16,
-    _mm_loadu_si128,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+    _mm256_srli_epi16, _mm256_storeu_si256, _mm256_xor_si256, _mm_loadu_si128,
 };
 
 use crate::platform::simd::class::{HEX_LOW_NIBBLE, HIGH_NIBBLE_BIT, LOW_NIBBLE};
@@ -86,6 +86,41 @@ pub(in crate::platform::simd) unsafe fn run(hay: &[u8], from: usize, class: usiz
     };
     let (stop, low) = masks.stop(first);
     ((base + stop as usize).min(len), lower | low)
+}
+
+/// The escape fix-up of the key (see `ClassRun::upper_case_escapes`): for
+/// each 32 bytes at `j`, the loads at `j - 1` and `j - 2` line every byte up
+/// with the two bytes before it, so "follows a `%`" is two compares. The
+/// last block is moved back to end at the end of `key`; redoing bytes is
+/// harmless, as the fix-up of a fixed byte changes nothing.
+///
+/// # Safety
+/// AVX2, `from >= 2` and `key.len() >= from + 32`.
+#[target_feature(enable = "avx2")]
+pub(in crate::platform::simd) unsafe fn upper_case_escapes(key: &mut [u8], from: usize) {
+    let len = key.len();
+    let p = key.as_mut_ptr();
+    let percent = _mm256_set1_epi8(b'%' as i8);
+    let bits_60 = _mm256_set1_epi8(0x60);
+    let bit_20 = _mm256_set1_epi8(0x20);
+    let mut j = from;
+    loop {
+        let at = j.min(len - 32);
+        // SAFETY: `2 <= from <= at` and `at + 32 <= len`: all three loads
+        // and the store are inside `key`.
+        unsafe {
+            let v = _mm256_loadu_si256(p.add(at).cast());
+            let after_1 = _mm256_cmpeq_epi8(_mm256_loadu_si256(p.add(at - 1).cast()), percent);
+            let after_2 = _mm256_cmpeq_epi8(_mm256_loadu_si256(p.add(at - 2).cast()), percent);
+            let lower = _mm256_cmpeq_epi8(_mm256_and_si256(v, bits_60), bits_60);
+            let fix = _mm256_and_si256(_mm256_and_si256(_mm256_or_si256(after_1, after_2), lower), bit_20);
+            _mm256_storeu_si256(p.add(at).cast(), _mm256_xor_si256(v, fix));
+        }
+        if at + 32 >= len {
+            return;
+        }
+        j = at + 32;
+    }
 }
 
 /// # Safety
