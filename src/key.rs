@@ -46,7 +46,7 @@ pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
         key[4..fixes.nid_end].make_ascii_lowercase();
     }
     if fixes.hex {
-        ClassRun::new().upper_case_escapes(key, fixes.nid_end + 1);
+        ClassRun::new().upper_case_escapes(name, key, fixes.nid_end + 1);
     }
 }
 

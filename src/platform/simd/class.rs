@@ -135,24 +135,28 @@ impl ClassRun {
         }
     }
 
-    /// Clears bit 0x20 of every byte at or after `from` (and at least 2)
-    /// that follows a `%` by one or two places and has bits 0x60 set.
+    /// For every index `j` at or after `from` (and at least 2): `dst[j]`
+    /// becomes `src[j]` with bit 0x20 cleared when `src[j]` follows a `%` by
+    /// one or two places and has bits 0x60 set; other bytes of `dst` are
+    /// left alone. Both slices are cut to the shorter length.
     ///
-    /// On a validated NSS those bytes are exactly the lower-case hex digits
-    /// of its escapes (`a`–`f`), so this upper-cases them: the hex fix-up of
-    /// the equivalence key. Clearing 0x20 never makes a `%`, so the bytes
-    /// each step reads are the ones the input had.
+    /// With `dst` a copy of a validated NSS, the bytes changed are exactly
+    /// the lower-case hex digits of its escapes (`a`–`f`), upper-cased: the
+    /// hex fix-up of the equivalence key. Reading `src` rather than the
+    /// bytes just written keeps loads from waiting on stores.
     #[inline]
-    pub fn upper_case_escapes(&self, key: &mut [u8], from: usize) {
+    pub fn upper_case_escapes(&self, src: &[u8], dst: &mut [u8], from: usize) {
+        let len = src.len().min(dst.len());
+        let (src, dst) = (&src[..len], &mut dst[..len]);
         let from = from.max(2);
         match self.kernel {
             // SAFETY: the struct only holds an available kernel (invariant),
             // and the kernel's length and `from` conditions are checked here.
             #[cfg(target_arch = "x86_64")]
-            ClassKernel::Avx2 if key.len() >= from + 32 => unsafe {
-                super::x86_64::class::upper_case_escapes(key, from)
+            ClassKernel::Avx2 if len >= from + 32 => unsafe {
+                super::x86_64::class::upper_case_escapes(src, dst, from)
             },
-            _ => upper_case_escapes_scalar(key, from),
+            _ => upper_case_escapes_scalar(src, dst, from),
         }
     }
 
@@ -171,18 +175,18 @@ impl ClassRun {
     }
 }
 
-/// [`ClassRun::upper_case_escapes`] a byte at a time (`from` >= 2).
-fn upper_case_escapes_scalar(key: &mut [u8], from: usize) {
-    for j in from..key.len() {
-        if (key[j - 1] == b'%' || key[j - 2] == b'%') && key[j] & 0x60 == 0x60 {
-            key[j] &= !0x20;
+/// [`ClassRun::upper_case_escapes`] a byte at a time (`from` >= 2, equal lengths).
+fn upper_case_escapes_scalar(src: &[u8], dst: &mut [u8], from: usize) {
+    for j in from..src.len() {
+        if (src[j - 1] == b'%' || src[j - 2] == b'%') && src[j] & 0x60 == 0x60 {
+            dst[j] = src[j] & !0x20;
         }
     }
 }
 
 /// `Some(has a lower-case digit)` when `hay[at..]` starts with `%HH`.
 #[inline(always)]
-fn escape_at(hay: &[u8], at: usize) -> Option<bool> {
+pub(super) fn escape_at(hay: &[u8], at: usize) -> Option<bool> {
     match hay.get(at..at + 3) {
         Some(&[b'%', h1, h2]) if is(h1, HEX) && is(h2, HEX) => Some(is_lower_hex(h1) || is_lower_hex(h2)),
         _ => None,
@@ -375,14 +379,15 @@ mod tests {
                 for from in [0, 1, 2, 3, len / 2, len.saturating_sub(33), len.saturating_sub(32), len] {
                     for k in kernels() {
                         let mut key = buf[offset..].to_vec();
-                        k.upper_case_escapes(&mut key, from);
+                        k.upper_case_escapes(&buf[offset..], &mut key, from);
                         assert_eq!(key, want(&buf[offset..], from), "{:?} len {len} from {from}", k.kernel());
                     }
                 }
             }
         }
-        let mut key = b"urn:ex:%2c%aF%%e1z%".to_vec();
-        ClassRun::new().upper_case_escapes(&mut key, 7);
+        let src = b"urn:ex:%2c%aF%%e1z%";
+        let mut key = src.to_vec();
+        ClassRun::new().upper_case_escapes(src, &mut key, 7);
         assert_eq!(key, b"urn:ex:%2C%AF%%E1z%");
     }
 

@@ -12,7 +12,7 @@ use core::arch::x86_64::{
     _mm256_srli_epi16, _mm256_storeu_si256, _mm256_xor_si256, _mm_loadu_si128,
 };
 
-use crate::platform::simd::class::{HEX_LOW_NIBBLE, HIGH_NIBBLE_BIT, LOW_NIBBLE};
+use crate::platform::simd::class::{escape_at, HEX_LOW_NIBBLE, HIGH_NIBBLE_BIT, LOW_NIBBLE};
 
 /// Bytes per step: one bit per byte in a `u64`.
 const WINDOW: usize = 64;
@@ -65,7 +65,17 @@ pub(in crate::platform::simd) unsafe fn run(hay: &[u8], from: usize, class: usiz
         let (stop, low) = unsafe { masks(start.add(i), &tables) }.stop(0);
         lower |= low;
         if stop < WINDOW as u32 {
-            return (i + stop as usize, lower);
+            let at = i + stop as usize;
+            // An escape cut by the window's end: check it here rather than
+            // return and be called again.
+            match escape_at(hay, at) {
+                Some(low) if stop >= WINDOW as u32 - 2 => {
+                    lower |= low;
+                    i = at + 3;
+                    continue;
+                }
+                _ => return (at, lower),
+            }
         }
         i += WINDOW;
     }
@@ -91,15 +101,15 @@ pub(in crate::platform::simd) unsafe fn run(hay: &[u8], from: usize, class: usiz
 /// The escape fix-up of the key (see `ClassRun::upper_case_escapes`): for
 /// each 32 bytes at `j`, the loads at `j - 1` and `j - 2` line every byte up
 /// with the two bytes before it, so "follows a `%`" is two compares. The
-/// last block is moved back to end at the end of `key`; redoing bytes is
-/// harmless, as the fix-up of a fixed byte changes nothing.
+/// last block is moved back to end at the end of the slices; redoing bytes
+/// is harmless, as every block reads `src` only.
 ///
 /// # Safety
-/// AVX2, `from >= 2` and `key.len() >= from + 32`.
+/// AVX2, `from >= 2` and `src.len() == dst.len() >= from + 32`.
 #[target_feature(enable = "avx2")]
-pub(in crate::platform::simd) unsafe fn upper_case_escapes(key: &mut [u8], from: usize) {
-    let len = key.len();
-    let p = key.as_mut_ptr();
+pub(in crate::platform::simd) unsafe fn upper_case_escapes(src: &[u8], dst: &mut [u8], from: usize) {
+    let len = src.len();
+    let (p, out) = (src.as_ptr(), dst.as_mut_ptr());
     let percent = _mm256_set1_epi8(b'%' as i8);
     let bits_60 = _mm256_set1_epi8(0x60);
     let bit_20 = _mm256_set1_epi8(0x20);
@@ -107,14 +117,14 @@ pub(in crate::platform::simd) unsafe fn upper_case_escapes(key: &mut [u8], from:
     loop {
         let at = j.min(len - 32);
         // SAFETY: `2 <= from <= at` and `at + 32 <= len`: all three loads
-        // and the store are inside `key`.
+        // are inside `src` and the store inside `dst`.
         unsafe {
             let v = _mm256_loadu_si256(p.add(at).cast());
             let after_1 = _mm256_cmpeq_epi8(_mm256_loadu_si256(p.add(at - 1).cast()), percent);
             let after_2 = _mm256_cmpeq_epi8(_mm256_loadu_si256(p.add(at - 2).cast()), percent);
             let lower = _mm256_cmpeq_epi8(_mm256_and_si256(v, bits_60), bits_60);
             let fix = _mm256_and_si256(_mm256_and_si256(_mm256_or_si256(after_1, after_2), lower), bit_20);
-            _mm256_storeu_si256(p.add(at).cast(), _mm256_xor_si256(v, fix));
+            _mm256_storeu_si256(out.add(at).cast(), _mm256_xor_si256(v, fix));
         }
         if at + 32 >= len {
             return;
