@@ -121,6 +121,9 @@ impl ClassRun {
     pub fn run(&self, hay: &[u8], from: usize, class: u8) -> Run {
         let mut lower_hex = false;
         let mut at = from.min(hay.len());
+        if hay.len() - at < SHORT {
+            return run_bytes(hay, at, class);
+        }
         loop {
             let (end, lower) = self.kernel_run(hay, at, class);
             lower_hex |= lower;
@@ -166,8 +169,6 @@ impl ClassRun {
             ClassKernel::Scalar => (skip_members(hay, from, class), false),
             // SAFETY: the struct only holds an available kernel (invariant).
             #[cfg(target_arch = "x86_64")]
-            ClassKernel::Avx2 if hay.len() - from < SHORT => (skip_members(hay, from, class), false),
-            #[cfg(target_arch = "x86_64")]
             ClassKernel::Avx2 => unsafe { super::x86_64::class::run(hay, from, class_index(class)) },
             #[cfg(not(target_arch = "x86_64"))]
             ClassKernel::Avx2 => (skip_members(hay, from, class), false),
@@ -182,6 +183,27 @@ fn upper_case_escapes_scalar(src: &[u8], dst: &mut [u8], from: usize) {
             dst[j] = src[j] & !0x20;
         }
     }
+}
+
+/// [`ClassRun::run`] a byte at a time: for short inputs, where setting up a
+/// block costs more than it saves.
+#[inline(always)]
+fn run_bytes(hay: &[u8], mut i: usize, class: u8) -> Run {
+    let mut lower_hex = false;
+    while let Some(&b) = hay.get(i) {
+        if is(b, class) {
+            i += 1;
+            continue;
+        }
+        match escape_at(hay, i) {
+            Some(lower) => {
+                lower_hex |= lower;
+                i += 3;
+            }
+            None => break,
+        }
+    }
+    Run { end: i, lower_hex }
 }
 
 /// `Some(has a lower-case digit)` when `hay[at..]` starts with `%HH`.
