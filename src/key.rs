@@ -43,7 +43,11 @@ pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
     let key = &mut out[start..];
     if fixes.name {
         key[..4].copy_from_slice(b"urn:");
-        key[4..fixes.nid_end].make_ascii_lowercase();
+        // NID bytes are letters, digits and "-": of those only upper-case
+        // letters lack 0x20, so setting it is an exact lower-casing.
+        for b in &mut key[4..fixes.nid_end] {
+            *b |= 0x20;
+        }
     }
     if fixes.hex {
         ClassRun::new().upper_case_escapes(name, key, fixes.nid_end + 1);
