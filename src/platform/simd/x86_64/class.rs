@@ -56,6 +56,7 @@ impl Masks {
 #[target_feature(enable = "avx2")]
 pub(in crate::platform::simd) unsafe fn run(hay: &[u8], from: usize, class: usize) -> (usize, bool) {
     let len = hay.len();
+    // SAFETY: AVX2 and `class < 8` are this function's contract.
     let tables = unsafe { tables(class) };
     let start = hay.as_ptr();
     let mut lower = false;
