@@ -25,12 +25,14 @@
 //! Measured with callgrind on the `benches/validate.rs` corpus, instructions
 //! per URN (parse / parse + `write_key`): 998 / 1604 with the eight-byte
 //! table blocks that stopped at every `%`; 677 / 917 with the kernel and the
-//! key flags; 491 / 637 after the one-compare scheme, the byte-loop NID, the
+//! key flags; 487 / 625 after the one-compare scheme, the byte-loop NID, the
 //! inlined run wrapper, the byte loop for short runs and the AVX2 escape
 //! fix-up. Tried and dropped: the AVX2 kernel on runs under 32 bytes (a
-//! zeroed stack copy; 60% slower on short URNs than the byte loop), and
-//! inline fixed-size moves for that copy instead of `memcpy` (more
-//! instructions, not fewer).
+//! zeroed stack copy; 60% slower on short URNs than the byte loop); inline
+//! fixed-size moves for that copy instead of `memcpy` (more instructions,
+//! not fewer); walking the first 16 bytes of every long run a byte at a
+//! time, and a 32-byte first step in the kernel (both help URNs in running
+//! text a little and cost long NSSs more).
 //!
 //! The ambiguous corners are settled as follows (see `README.md`):
 //! the first `?=` ends an r-component; under RFC 2141 the NID is 1–32
