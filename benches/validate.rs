@@ -12,12 +12,16 @@
 //! loop does no allocation per URN (parse borrows, and the buffer never
 //! grows past its first size).
 //!
+//! One more case, `parse_prefix+write_key/rfc8141/in-text`, runs the same
+//! URNs the way the scanner meets them: at the start of running text, so
+//! the walk ends at a space instead of the end of its input.
+//!
 //! Run: `cargo bench --bench validate -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use urnscan::{parse, Grammar, MAX_URN_LEN};
+use urnscan::{parse, parse_prefix, Grammar, MAX_URN_LEN};
 
 /// URNs in the corpus, half short and half long.
 const CORPUS_LEN: usize = 1024;
@@ -105,6 +109,27 @@ fn validate_and_key(urns: &[Vec<u8>], grammar: Grammar, key: &mut Vec<u8>) -> us
     total
 }
 
+/// What the scanner does: the longest URN at the start of running text.
+/// Each input is a corpus URN followed by text, so the walk stops at a byte
+/// that is not the end of its input (throughput still counts URN bytes).
+fn prefix_and_key(in_text: &[Vec<u8>], key: &mut Vec<u8>) -> usize {
+    let mut total = 0;
+    for t in in_text {
+        if let Ok(urn) = parse_prefix(black_box(t), Grammar::Rfc8141) {
+            key.clear();
+            urn.write_key(key);
+            total += black_box(&key).len();
+        }
+    }
+    total
+}
+
+/// The corpus URNs, each followed by a space and some text.
+fn in_text(urns: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let text = b" is cited here, in a line of a log or an XML file, followed by more words.";
+    urns.iter().map(|u| [u.as_slice(), text].concat()).collect()
+}
+
 fn run_group<M: criterion::measurement::Measurement>(mut group: BenchmarkGroup<'_, M>, urns: &[Vec<u8>]) {
     let mut key = Vec::with_capacity(MAX_URN_LEN);
     let capacity = key.capacity();
@@ -114,6 +139,9 @@ fn run_group<M: criterion::measurement::Measurement>(mut group: BenchmarkGroup<'
             b.iter(|| validate_and_key(urns, grammar, &mut key))
         });
     }
+    let in_text = in_text(urns);
+    assert_eq!(prefix_and_key(&in_text, &mut key), validate_and_key(urns, Grammar::Rfc8141, &mut key));
+    group.bench_function("parse_prefix+write_key/rfc8141/in-text", |b| b.iter(|| prefix_and_key(&in_text, &mut key)));
     assert_eq!(key.capacity(), capacity, "the key buffer grew: a URN allocated");
     group.finish();
 }

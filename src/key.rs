@@ -11,34 +11,47 @@
 use std::borrow::Cow;
 
 use crate::grammar::Grammar;
+use crate::platform::simd::class::ClassRun;
 
-/// The key of `name` (`urn:NID:NSS`, already validated, no components;
-/// `nid_end` is the index of the ":" after the NID).
-pub(crate) fn key_bytes(name: &[u8], nid_end: usize) -> Cow<'_, [u8]> {
-    if is_key_form(name, nid_end) {
+/// What the key of a validated `urn:NID:NSS` has to change, as the grammar
+/// saw it while walking.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fixes {
+    /// Index of the ":" after the NID.
+    pub nid_end: usize,
+    /// The scheme or the NID has an upper-case letter.
+    pub name: bool,
+    /// An escape in the NSS has a lower-case hex digit.
+    pub hex: bool,
+}
+
+/// The key of `name` (`urn:NID:NSS`, already validated, no components).
+pub(crate) fn key_bytes(name: &[u8], fixes: Fixes) -> Cow<'_, [u8]> {
+    if !fixes.name && !fixes.hex {
         Cow::Borrowed(name)
     } else {
         let mut out = Vec::with_capacity(name.len());
-        write_key(name, nid_end, &mut out);
+        write_key(name, fixes, &mut out);
         Cow::Owned(out)
     }
 }
 
-/// Appends the key of `name` to `out`: one bulk copy, then the few bytes
-/// that normalisation touches are fixed in place (no per-byte branching on
-/// the common path).
-pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
+/// Appends the key of `name` to `out`: one bulk copy, then only the fix-ups
+/// the grammar found necessary (most URNs need none).
+pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(name);
     let key = &mut out[start..];
-    key[..4].copy_from_slice(b"urn:");
-    key[4..nid_end].make_ascii_lowercase();
-    let nss = &mut key[nid_end + 1..];
-    let mut from = 0;
-    while let Some(p) = memchr::memchr(b'%', &nss[from..]) {
-        let hex = from + p + 1;
-        nss[hex..hex + 2].make_ascii_uppercase();
-        from = hex + 2;
+    if fixes.name {
+        key[..4].copy_from_slice(b"urn:");
+        // NID bytes are letters, digits and "-": of those only upper-case
+        // letters lack 0x20, so setting it is an exact lower-casing.
+        for b in &mut key[4..fixes.nid_end] {
+            *b |= 0x20;
+        }
+    }
+    if fixes.hex {
+        ClassRun::new().upper_case_escapes(name, key, fixes.nid_end + 1);
     }
 }
 
@@ -46,7 +59,8 @@ pub(crate) fn write_key(name: &[u8], nid_end: usize, out: &mut Vec<u8>) {
 /// scanner reports them), without validating it again: the NID ends at the
 /// first `:` after `urn:`, and under RFC 8141 the assigned name ends at the
 /// first `?` or `#` (neither can occur in an NSS); RFC 2141 has no
-/// components, so there the name is the whole URN.
+/// components, so there the name is the whole URN. The fix-ups are found by
+/// looking at the scheme, the NID and the digits after each `%`.
 ///
 /// The bytes may have changed since they were validated (a file mapping
 /// being rewritten), so nothing here trusts them: `None` when they no longer
@@ -65,18 +79,9 @@ pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>
     if memchr::memrchr(b'%', nss).is_some_and(|p| p + 3 > nss.len()) {
         return None;
     }
-    Some(key_bytes(name, nid_end))
-}
-
-fn is_key_form(name: &[u8], nid_end: usize) -> bool {
-    let nss = &name[nid_end + 1..];
-    name.starts_with(b"urn:")
-        && !name[4..nid_end].iter().any(u8::is_ascii_uppercase)
-        && memchr::memchr_iter(b'%', nss).all(|p| !has_lower_hex(&nss[p + 1..p + 3]))
-}
-
-fn has_lower_hex(digits: &[u8]) -> bool {
-    digits.iter().any(|b| matches!(b, b'a'..=b'f'))
+    let upper_name = &name[..4] != b"urn:" || name[4..nid_end].iter().any(u8::is_ascii_uppercase);
+    let lower_hex = memchr::memchr_iter(b'%', nss).any(|p| nss[p + 1..p + 3].iter().any(|b| matches!(b, b'a'..=b'f')));
+    Some(key_bytes(name, Fixes { nid_end, name: upper_name, hex: lower_hex }))
 }
 
 #[cfg(test)]

@@ -30,6 +30,12 @@ pub(crate) struct Parts {
     pub f: Option<u16>,
     /// End of the URN.
     pub end: u16,
+    /// Whether an escape in the NSS has a lower-case hex digit (`%2c`):
+    /// the walk sees it for free, and it is the one NSS fix-up of the key.
+    pub lower_hex: bool,
+    /// Whether the scheme or the NID has an upper-case letter: the other
+    /// fix-up of the key, also seen for free by the walk.
+    pub upper_name: bool,
 }
 
 /// A valid URN, borrowed from the input it was parsed from.
@@ -106,7 +112,15 @@ impl<'a> Urn<'a> {
 
     /// `urn:NID:NSS` as written, without r-, q- and f-components.
     pub fn assigned_name(&self) -> &'a str {
-        ascii(&self.text[..self.parts.nss_end as usize])
+        ascii(self.assigned_name_bytes())
+    }
+
+    fn key_fixes(&self) -> key::Fixes {
+        key::Fixes { nid_end: self.parts.nid_end as usize, name: self.parts.upper_name, hex: self.parts.lower_hex }
+    }
+
+    fn assigned_name_bytes(&self) -> &'a [u8] {
+        &self.text[..self.parts.nss_end as usize]
     }
 
     /// Byte range of the r-component, without its "?+".
@@ -145,7 +159,7 @@ impl<'a> Urn<'a> {
     /// upper-cased; components dropped; nothing decoded. Borrowed from the
     /// input when the input is already in that form.
     pub fn key(&self) -> Cow<'a, str> {
-        match key::key_bytes(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize) {
+        match key::key_bytes(self.assigned_name_bytes(), self.key_fixes()) {
             Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),
             Cow::Owned(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
         }
@@ -154,7 +168,7 @@ impl<'a> Urn<'a> {
     /// Appends the equivalence key to `out`: the allocation-free form of
     /// [`Urn::key`] for callers that reuse a buffer.
     pub fn write_key(&self, out: &mut Vec<u8>) {
-        key::write_key(&self.text[..self.parts.nss_end as usize], self.parts.nid_end as usize, out)
+        key::write_key(self.assigned_name_bytes(), self.key_fixes(), out)
     }
 
     /// The NID's class under RFC 8141 §5. This parses the embedded registry

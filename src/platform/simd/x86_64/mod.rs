@@ -3,4 +3,5 @@
 //! have checked the feature first.
 
 pub(super) mod avx2;
+pub(super) mod class;
 pub(super) mod sse2;
