@@ -387,8 +387,8 @@ impl KeyBatch {
     /// An empty batch of URNs from input `file`, whose buffer starts at
     /// byte `base` of that input. With `recheck`, the buffer may change
     /// while it is read (a shared file mapping): a URN becomes a new key or
-    /// first-seen form only if it is still valid under that grammar, with
-    /// the same key and hash ([`KeyTable::insert_if`]).
+    /// first-seen form only if its bytes still give the same key and hash
+    /// under that grammar ([`KeyTable::insert_if`]).
     pub fn new(file: u32, base: u64, recheck: Option<Grammar>) -> KeyBatch {
         KeyBatch { file, base, recheck, notes: vec![Vec::new(); SHARDS], keys: Vec::new() }
     }
@@ -441,15 +441,21 @@ impl KeyBatch {
             let at = Position { file: self.file, offset: self.base + n.offset };
             match self.recheck {
                 None => shard.insert_hashed(n.hash, key, raw, at, 1),
-                Some(g) => shard.insert_if(n.hash, key, raw, at, 1, || still_valid(raw, key, n.hash, g)),
+                Some(g) => shard.insert_if(n.hash, key, raw, at, 1, || still_consistent(raw, key, n.hash, g)),
             }
         }
     }
 }
 
-/// Whether `raw` is still a URN under `grammar` with key `key` and `hash`.
-fn still_valid(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool {
-    crate::grammar::parse(raw, grammar).is_ok_and(|urn| *urn.key().as_bytes() == *key) && key_hash(key) == hash
+/// Whether `raw` still reads as it did when its key and hash were made:
+/// printable ASCII (a truncated mapping reads as zeros), the same key, the
+/// same hash. A full parse would also catch a change in the microseconds
+/// between validation and phase 1 (in the same task), but costs as much as
+/// the validation itself; such a file is reported as changed anyway.
+fn still_consistent(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool {
+    raw.iter().all(u8::is_ascii_graphic)
+        && crate::key::key_of_valid(raw, grammar).is_some_and(|k| *k == *key)
+        && key_hash(key) == hash
 }
 
 fn key_of<'a>(arena: &'a Blocks<u8>, r: &Record) -> &'a [u8] {

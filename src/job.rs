@@ -328,15 +328,12 @@ fn clone_io(e: &io::Error) -> io::Error {
 
 fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Scanned {
     let hay = whole.as_bytes();
-    let events = scanner.scan(hay);
+    let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
+    let (events, keys) = scanner.scan_span_with(hay, 0, hay.len(), |events| chunk_keys(opts, hay, events, origin));
+    let keys: Vec<KeyBatch> = keys.into_iter().flatten().collect();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
     advance(opts, hay.len() as u64);
-    let mut keys = Vec::new();
-    if opts.keys {
-        let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-        fill_batches(&mut keys, hay, &events, origin);
-    }
     let changed = whole.changed_during_use();
     let events = if opts.events { events } else { Vec::new() };
     let whole = (opts.events || opts.keys).then_some(whole);
@@ -361,33 +358,49 @@ pub struct Origin {
     pub mapped: bool,
 }
 
-/// Phase 1 of filling a [`ShardedTable`] (see [`crate::dedup`]): the keys
-/// of the URN events of `hay`, written and hashed in parallel slices, one
-/// [`KeyBatch`] per slice, reusing the batches in `batches`. The URNs were
-/// validated by the scan, so the key is read off their bytes without
-/// parsing them again.
-pub fn fill_batches(batches: &mut Vec<KeyBatch>, hay: &[u8], events: &[Event], origin: Origin) {
+/// Phase 1 of filling a [`ShardedTable`] (see [`crate::dedup`]) for the
+/// URN events of `hay`: their keys written and hashed into one
+/// [`KeyBatch`]. The URNs were validated by the scan, so the key is read
+/// off their bytes without parsing them again.
+pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
     let Origin { file, base, grammar, mapped } = origin;
     let recheck = mapped.then_some(grammar);
-    let slices = events.len().div_ceil(KEY_SLICE);
-    batches.resize_with(slices, || KeyBatch::new(file, base, recheck));
-    batches.par_iter_mut().zip(events.par_chunks(KEY_SLICE)).for_each(|(batch, slice)| {
-        batch.reset(file, base, recheck, slice.len());
-        for event in slice {
-            if let Event::Urn { offset, len } = *event {
-                let raw = &hay[offset..offset + len];
-                if let Some(key) = key_of_valid(raw, grammar) {
-                    batch.push(offset, raw, &key);
-                }
+    let mut batch = KeyBatch::new(file, base, recheck);
+    let urns = events.iter().filter(|e| matches!(e, Event::Urn { .. })).count();
+    if urns == 0 {
+        return batch;
+    }
+    batch.reset(file, base, recheck, urns);
+    for event in events {
+        if let Event::Urn { offset, len } = *event {
+            let raw = &hay[offset..offset + len];
+            if let Some(key) = key_of_valid(raw, grammar) {
+                batch.push(offset, raw, &key);
             }
         }
-    });
+    }
+    batch
 }
 
-/// Both phases: the keys of the URN events of `hay` into `table`, with
-/// `batches` as reusable scratch space.
-pub fn add_keys(table: &mut ShardedTable, batches: &mut Vec<KeyBatch>, hay: &[u8], events: &[Event], origin: Origin) {
-    fill_batches(batches, hay, events, origin);
+/// A scan chunk's key batch, when the run wants keys: computed by the task
+/// that scanned the chunk, while its bytes are still in cache.
+fn chunk_keys(opts: &JobOptions, hay: &[u8], events: &[Event], origin: Origin) -> Option<KeyBatch> {
+    opts.keys.then(|| key_batch(hay, events, origin))
+}
+
+/// Phase 1 over parallel slices of `events` (for buffers scanned without
+/// [`Scanner::scan_span_with`]), one [`KeyBatch`] per slice.
+pub fn fill_batches(hay: &[u8], events: &[Event], origin: Origin) -> Vec<KeyBatch> {
+    events.par_chunks(KEY_SLICE).map(|slice| key_batch(hay, slice, origin)).collect()
+}
+
+/// Both phases: the keys of the URN events of `hay` into `table`.
+pub fn add_keys(table: &mut ShardedTable, hay: &[u8], events: &[Event], origin: Origin) {
+    absorb(table, &fill_batches(hay, events, origin), hay);
+}
+
+/// Phase 2: `batches`, whose offsets refer to `hay`, into `table`.
+pub fn absorb(table: &mut ShardedTable, batches: &[KeyBatch], hay: &[u8]) {
     let refs: Vec<(&KeyBatch, &[u8])> = batches.iter().map(|b| (b, hay)).collect();
     table.absorb(&refs);
 }
@@ -512,11 +525,11 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let mut result = Ok(());
-    let mut batches = Vec::new();
     let mut released = 0;
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
     let mut reported = 0u64;
-    scanner.scan_windows(hay, WINDOW, |events| {
+    let per_chunk = |events: &[Event]| chunk_keys(opts, hay, events, origin);
+    scanner.scan_windows_with(hay, WINDOW, per_chunk, |events, keys| {
         events.iter().for_each(|e| totals.count(e));
         // Windows start where the last URN ended, at most a URN's length past
         // the nominal boundary: close enough for a display, exact at the end.
@@ -529,9 +542,8 @@ fn scan_large(
                 return false;
             }
         }
-        if opts.keys {
-            add_keys(&mut outcome.table, &mut batches, hay, events, origin);
-        }
+        let keys: Vec<KeyBatch> = keys.into_iter().flatten().collect();
+        absorb(&mut outcome.table, &keys, hay);
         // Later windows read at most a few bytes before their start, and
         // every event is a candidate start: all before the last one is done.
         if let Some(last) = events.last() {
@@ -564,7 +576,6 @@ fn scan_stream(
 ) -> io::Result<()> {
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut sink_error = None;
-    let mut batches = Vec::new();
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
     let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
@@ -580,7 +591,7 @@ fn scan_stream(
         }
         if opts.keys {
             let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
-            add_keys(&mut outcome.table, &mut batches, buf, events, origin);
+            add_keys(&mut outcome.table, buf, events, origin);
         }
         true
     });

@@ -15,8 +15,10 @@
 //! 4. search + validate — the events of a scan, window by window
 //!    ([`Scanner::scan_windows`], each window a parallel [`Scanner::scan`]),
 //!    as `urnscan scan` scans a large file;
-//! 5. `+ dedup` — each window's URNs added to a sharded key table
-//!    ([`add_keys`]), as `scan --unique` and `scan --stats` do.
+//! 5. `+ dedup` — each chunk's URN keys written and hashed by the task that
+//!    scanned it ([`key_batch`]), then each window's keys inserted into a
+//!    sharded key table ([`absorb`]), as `scan --unique` and `scan --stats`
+//!    do.
 //!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
@@ -39,7 +41,7 @@ use rayon::prelude::*;
 use urnscan::dedup::ShardedTable;
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
-use urnscan::job::{add_keys, Origin};
+use urnscan::job::{absorb, key_batch, Origin};
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::DEFAULT_CHUNK_SIZE;
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
@@ -192,13 +194,18 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> u64 {
 /// The key table of the whole buffer, built as `scan --unique` builds it.
 fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     let mut table = ShardedTable::new();
-    let mut batches = Vec::new();
-    scanner.scan_windows(hay, WINDOW, |events| {
-        // As a mapped file is scanned: new keys are checked again.
-        let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true };
-        add_keys(&mut table, &mut batches, hay, events, origin);
-        true
-    });
+    // As a mapped file is scanned: keys written by each chunk's task, new
+    // keys checked again.
+    let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true };
+    scanner.scan_windows_with(
+        hay,
+        WINDOW,
+        |events| key_batch(hay, events, origin),
+        |_, keys| {
+            absorb(&mut table, &keys, hay);
+            true
+        },
+    );
     table
 }
 
