@@ -116,7 +116,6 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{self, File};
-use std::hash::BuildHasher;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -157,10 +156,12 @@ const KEY_IS_TEXT: u32 = u32::MAX;
 // Records and the key table store URN lengths in 16 bits.
 const _: () = assert!(MAX_URN_LEN <= u16::MAX as usize && HEAD < LONG_LINE && HEAD > MAX_URN_LEN);
 
-/// The partition hash: seeded apart from [`KeyTable`]'s own hasher, so the
-/// keys of one partition still spread over their table's buckets. It only
-/// has to be stable within one run (spill files never outlive it).
-const PART_HASH: foldhash::quality::FixedState = foldhash::quality::FixedState::with_seed(0x7572_6e73_6361_6e31);
+/// Seed of the partition hash, XXH3 (as the spill design names it): a
+/// stable, well-mixed 64-bit hash, independent of [`KeyTable`]'s own
+/// hasher, so the keys of one partition still spread over their table's
+/// buckets. Spill files never outlive a run, but the same key always goes to
+/// the same partition, on any machine.
+const PART_SEED: u64 = 0x7572_6e73_6361_6e31;
 
 /// How a run judges and groups lines.
 #[derive(Clone, Debug)]
@@ -519,7 +520,7 @@ impl ChunkOut {
 }
 
 fn part_hash(key: &[u8]) -> u64 {
-    PART_HASH.hash_one(key)
+    xxhash_rust::xxh3::xxh3_64_with_seed(key, PART_SEED)
 }
 
 /// The partition of a key at a spill level: level 0 is the top
