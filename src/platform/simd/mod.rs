@@ -224,16 +224,17 @@ mod tests {
         next
     }
 
-    /// xorshift64*: deterministic, no dependency.
-    struct Rng(u64);
+    /// xorshift64*: deterministic, no dependency (shared with the class
+    /// kernel's tests).
+    pub(super) struct Rng(pub(super) u64);
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(super) fn next(&mut self) -> u64 {
             self.0 ^= self.0 >> 12;
             self.0 ^= self.0 << 25;
             self.0 ^= self.0 >> 27;
             self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
         }
-        fn below(&mut self, n: usize) -> usize {
+        pub(super) fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
     }
