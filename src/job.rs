@@ -513,7 +513,11 @@ fn emit(
 }
 
 /// Scans a large mapped file window by window on the calling thread (each
-/// window in parallel chunks), feeding the sink as it goes.
+/// window in parallel chunks), feeding the sink as it goes. The keys of
+/// window *k* enter the table while window *k+1* is scanned (`rayon::join`),
+/// so the insertion tasks fill the cores the scan leaves idle; keys still
+/// enter in input order, and a window's pages are given back only once its
+/// keys are in.
 fn scan_large(
     scanner: &Scanner,
     opts: &JobOptions,
@@ -524,12 +528,20 @@ fn scan_large(
 ) -> io::Result<()> {
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
-    let mut result = Ok(());
-    let mut released = 0;
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let mut reported = 0u64;
     let per_chunk = |events: &[Event]| chunk_keys(opts, hay, events, origin);
-    scanner.scan_windows_with(hay, WINDOW, per_chunk, |events, keys| {
+    // Keys of the previous window, not yet in the table, and where its
+    // last event starts (everything before it is done once they are in).
+    let mut pending: Vec<KeyBatch> = Vec::new();
+    let mut pending_done = 0;
+    let (mut from, mut released, mut reported) = (0, 0, 0u64);
+    while from < hay.len() {
+        let end = hay.len().min(from.saturating_add(WINDOW));
+        let table = &mut outcome.table;
+        let ((events, keys), ()) =
+            rayon::join(|| scanner.scan_span_with(hay, from, end, per_chunk), || absorb(table, &pending, hay));
+        whole.release(released..pending_done);
+        released = released.max(pending_done);
         events.iter().for_each(|e| totals.count(e));
         // Windows start where the last URN ended, at most a URN's length past
         // the nominal boundary: close enough for a display, exact at the end.
@@ -537,22 +549,15 @@ fn scan_large(
         advance(opts, upto - reported);
         reported = upto;
         if opts.events {
-            if let Err(e) = emit(scanner, file, hay, 0, events, sink) {
-                result = Err(e);
-                return false;
-            }
+            emit(scanner, file, hay, 0, &events, sink)?;
         }
-        let keys: Vec<KeyBatch> = keys.into_iter().flatten().collect();
-        absorb(&mut outcome.table, &keys, hay);
+        pending = keys.into_iter().flatten().collect();
         // Later windows read at most a few bytes before their start, and
-        // every event is a candidate start: all before the last one is done.
-        if let Some(last) = events.last() {
-            whole.release(released..last.offset());
-            released = last.offset();
-        }
-        true
-    });
-    result?;
+        // every event is a candidate start.
+        pending_done = events.last().map_or(pending_done, Event::offset);
+        from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+    }
+    absorb(&mut outcome.table, &pending, hay);
     advance(opts, totals.bytes.saturating_sub(reported));
     outcome.totals.add(&totals);
     if whole.changed_during_use() {
