@@ -64,9 +64,10 @@ pub struct JobOptions {
     pub keys: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
-    /// Bytes scanned so far, for a progress display: added to once per
-    /// file, window or stream block (never per URN), so it costs nothing
-    /// measurable, and nothing at all when `None`.
+    /// Bytes scanned so far, for a progress display: added to by the
+    /// worker that scanned each 1 MiB chunk of a file, and once per block
+    /// of a stream (never per URN), so it costs nothing measurable, and
+    /// nothing at all when `None`.
     pub progress: Option<Arc<AtomicU64>>,
     /// Decode gzip and zstd inputs (recognised by their first bytes).
     pub decompress: bool,
@@ -329,11 +330,12 @@ fn clone_io(e: &io::Error) -> io::Error {
 fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Scanned {
     let hay = whole.as_bytes();
     let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let (events, keys) = scanner.scan_span_with(hay, 0, hay.len(), |events| chunk_keys(opts, hay, events, origin));
+    let progress = opts.progress.as_deref();
+    let (events, keys) =
+        scanner.scan_span_with(hay, 0, hay.len(), progress, |events| chunk_keys(opts, hay, events, origin));
     let keys: Vec<KeyBatch> = keys.into_iter().flatten().collect();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
-    advance(opts, hay.len() as u64);
     let changed = whole.changed_during_use();
     let events = if opts.events { events } else { Vec::new() };
     let whole = (opts.events || opts.keys).then_some(whole);
@@ -534,20 +536,22 @@ fn scan_large(
     // last event starts (everything before it is done once they are in).
     let mut pending: Vec<KeyBatch> = Vec::new();
     let mut pending_done = 0;
-    let (mut from, mut released, mut reported) = (0, 0, 0u64);
+    // The chunk tasks count the bytes they scan; the few bytes a window
+    // skips at its start (the tail of a URN that began in the window before)
+    // are added at the end.
+    let progress = opts.progress.as_deref();
+    let (mut from, mut released, mut counted) = (0, 0, 0u64);
     while from < hay.len() {
         let end = hay.len().min(from.saturating_add(WINDOW));
         let table = &mut outcome.table;
-        let ((events, keys), ()) =
-            rayon::join(|| scanner.scan_span_with(hay, from, end, per_chunk), || absorb(table, &pending, hay));
+        let ((events, keys), ()) = rayon::join(
+            || scanner.scan_span_with(hay, from, end, progress, per_chunk),
+            || absorb(table, &pending, hay),
+        );
         whole.release(released..pending_done);
         released = released.max(pending_done);
+        counted += (end - from) as u64;
         events.iter().for_each(|e| totals.count(e));
-        // Windows start where the last URN ended, at most a URN's length past
-        // the nominal boundary: close enough for a display, exact at the end.
-        let upto = (reported + WINDOW as u64).min(totals.bytes);
-        advance(opts, upto - reported);
-        reported = upto;
         if opts.events {
             emit(scanner, file, hay, 0, &events, sink)?;
         }
@@ -558,7 +562,7 @@ fn scan_large(
         from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
     }
     absorb(&mut outcome.table, &pending, hay);
-    advance(opts, totals.bytes.saturating_sub(reported));
+    advance(opts, totals.bytes.saturating_sub(counted));
     outcome.totals.add(&totals);
     if whole.changed_during_use() {
         outcome.totals.errors += 1;

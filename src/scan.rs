@@ -28,6 +28,7 @@
 //! chunk sizes down to one byte).
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -151,7 +152,7 @@ impl Scanner {
     /// Scans, in parallel chunks, the candidates that start in `from..end`
     /// (URNs may run past `end`).
     pub fn scan_span(&self, hay: &[u8], from: usize, end: usize) -> Vec<Event> {
-        self.scan_span_with(hay, from, end, |_| ()).0
+        self.scan_span_with(hay, from, end, None, |_| ()).0
     }
 
     /// [`Scanner::scan_span`], and `per_chunk` run on each chunk's events
@@ -160,18 +161,27 @@ impl Scanner {
     /// here). Returns the events and one result per chunk, in order. A
     /// chunk whose events the in-order fix-up changes (a URN of the chunk
     /// before ran into it) is handed to `per_chunk` again, so every result
-    /// matches its chunk's final events.
+    /// matches its chunk's final events. With `progress`, each chunk's task
+    /// adds the chunk's length once the chunk is scanned (once per chunk,
+    /// never per URN, and not again for a rescan), for a progress display.
     pub fn scan_span_with<T: Send>(
         &self,
         hay: &[u8],
         from: usize,
         end: usize,
+        progress: Option<&AtomicU64>,
         per_chunk: impl Fn(&[Event]) -> T + Sync,
     ) -> (Vec<Event>, Vec<T>) {
+        let scanned = |start: usize, end: usize| {
+            if let Some(counter) = progress {
+                counter.fetch_add((end - start) as u64, Ordering::Relaxed);
+            }
+        };
         let chunks: Vec<(usize, usize)> =
             (from..end).step_by(self.chunk_size).map(|s| (s, (s + self.chunk_size).min(end))).collect();
         if chunks.len() <= 1 {
             let events = self.scan_chunk(hay, from, end);
+            scanned(from, end);
             let result = per_chunk(&events);
             return (events, vec![result]);
         }
@@ -179,6 +189,7 @@ impl Scanner {
             .par_iter()
             .map(|&(s, e)| {
                 let events = self.scan_chunk(hay, s, e);
+                scanned(s, e);
                 let result = per_chunk(&events);
                 (events, result)
             })
@@ -205,22 +216,24 @@ impl Scanner {
     /// returns `false`. The events, concatenated, equal [`Scanner::scan`]'s,
     /// but only one window's are held at once.
     pub fn scan_windows(&self, hay: &[u8], window: usize, mut on_window: impl FnMut(&[Event]) -> bool) {
-        self.scan_windows_with(hay, window, |_| (), |events, _| on_window(events));
+        self.scan_windows_with(hay, window, None, |_| (), |events, _| on_window(events));
     }
 
     /// [`Scanner::scan_windows`] with [`Scanner::scan_span_with`]'s
-    /// per-chunk results handed to `on_window` beside the events.
+    /// progress counter and per-chunk results (handed to `on_window` beside
+    /// the events).
     pub fn scan_windows_with<T: Send>(
         &self,
         hay: &[u8],
         window: usize,
+        progress: Option<&AtomicU64>,
         per_chunk: impl Fn(&[Event]) -> T + Sync,
         mut on_window: impl FnMut(&[Event], Vec<T>) -> bool,
     ) {
         let mut from = 0;
         while from < hay.len() {
             let end = hay.len().min(from.saturating_add(window.max(1)));
-            let (events, results) = self.scan_span_with(hay, from, end, &per_chunk);
+            let (events, results) = self.scan_span_with(hay, from, end, progress, &per_chunk);
             if !on_window(&events, results) {
                 return;
             }
@@ -352,8 +365,11 @@ mod tests {
         let text = b"x urn:ab:0123456789 urn:cd:x/urn:ef:abcd.urn:gh:y urn:ij:a=urn:kl:b urn:mn:urn:op:q";
         for size in 1..40 {
             let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(size);
-            let (events, per_chunk) = scanner.scan_span_with(text, 0, text.len(), |e| e.to_vec());
+            let progress = AtomicU64::new(0);
+            let (events, per_chunk) = scanner.scan_span_with(text, 0, text.len(), Some(&progress), |e| e.to_vec());
             assert_eq!(per_chunk.concat(), events, "chunk size {size}");
+            // Every byte counted once, rescans or not.
+            assert_eq!(progress.load(Ordering::Relaxed), text.len() as u64, "chunk size {size}");
             assert_eq!(events, scanner.scan_sequential(text), "chunk size {size}");
         }
     }

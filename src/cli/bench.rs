@@ -200,6 +200,7 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     scanner.scan_windows_with(
         hay,
         WINDOW,
+        None,
         |events| key_batch(hay, events, origin),
         |_, keys| {
             absorb(&mut table, &keys, hay);
