@@ -32,6 +32,7 @@
 //! neither the bucket (low bits) nor the tag byte (top seven), so a shard's
 //! keys still spread over its whole index.
 
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use rayon::prelude::*;
@@ -322,12 +323,11 @@ impl ShardedTable {
         });
     }
 
-    /// Adds every key of `other` (a table filled elsewhere) to `self`.
-    pub fn merge(&mut self, other: &KeyTable) {
-        for e in other.iter() {
-            let hash = key_hash(e.key);
-            self.shards[shard_of(hash)].insert_hashed(hash, e.key, e.raw, e.first, e.count);
-        }
+    /// Counts `count` occurrences of `key`, first seen as `raw` at `at`,
+    /// one at a time (for bulk insertion use [`KeyBatch`]es).
+    pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {
+        let hash = key_hash(key);
+        self.shards[shard_of(hash)].insert_hashed(hash, key, raw, at, count);
     }
 
     /// Entries, shard by shard, each shard in insertion order.
@@ -415,16 +415,21 @@ impl KeyBatch {
     }
 
     /// Adds the URN `raw`, found at `offset` of the buffer, whose key is
-    /// `key`. Both are URNs, at most [`crate::MAX_URN_LEN`] bytes; `key`
-    /// may borrow from `raw`.
-    pub fn push(&mut self, offset: usize, raw: &[u8], key: &[u8]) {
-        let hash = key_hash(key);
-        let key_at = if raw.starts_with(key) {
-            BORROWED
-        } else {
-            let at = self.keys.len() as u32;
-            self.keys.extend_from_slice(key);
-            at
+    /// `key`. Both are URNs, at most [`crate::MAX_URN_LEN`] bytes. A
+    /// borrowed key is the start of `raw` (as [`crate::Urn::key`] borrows
+    /// it) and is not copied; an owned one is.
+    pub fn push(&mut self, offset: usize, raw: &[u8], key: Cow<'_, [u8]>) {
+        let hash = key_hash(&key);
+        let key_at = match &key {
+            Cow::Borrowed(k) => {
+                debug_assert!(raw.starts_with(k));
+                BORROWED
+            }
+            Cow::Owned(k) => {
+                let at = self.keys.len() as u32;
+                self.keys.extend_from_slice(k);
+                at
+            }
         };
         let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: key.len() as u16 };
         self.notes[shard_of(hash)].push(note);
@@ -582,8 +587,12 @@ mod tests {
                 .map(|chunk| {
                     let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
                     for (offset, raw) in chunk {
-                        let key = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap().key().into_owned();
-                        b.push(*offset as usize, raw.as_bytes(), key.as_bytes());
+                        let urn = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap();
+                        let key: Cow<[u8]> = match urn.key() {
+                            Cow::Borrowed(k) => Cow::Borrowed(k.as_bytes()),
+                            Cow::Owned(k) => Cow::Owned(k.into_bytes()),
+                        };
+                        b.push(*offset as usize, raw.as_bytes(), key);
                     }
                     b
                 })
@@ -605,11 +614,7 @@ mod tests {
         fn sorted_is_byte_order(keys in proptest::collection::btree_set("urn:[a-c]{1,3}:[a-c%0-9]{0,24}", 0..60)) {
             let mut table = ShardedTable::new();
             for (i, k) in keys.iter().enumerate() {
-                table.merge(&{
-                    let mut t = KeyTable::new();
-                    t.insert(k.as_bytes(), k.as_bytes(), at(0, i as u64), 1);
-                    t
-                });
+                table.insert(k.as_bytes(), k.as_bytes(), at(0, i as u64), 1);
             }
             let got: Vec<&[u8]> = table.sorted().iter().map(|e| e.key).collect();
             let want: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
@@ -622,13 +627,13 @@ mod tests {
         // The batch saw "urn:ab:c"; by the time it is inserted the bytes read
         // "urn:ab:\0" (a concurrent writer). Nothing is kept.
         let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
-        b.push(0, b"urn:ab:c", b"urn:ab:c");
+        b.push(0, b"urn:ab:c", Cow::Borrowed(b"urn:ab:c"));
         let mut table = ShardedTable::new();
         table.absorb(&[(&b, &b"urn:ab:\0"[..])]);
         assert!(table.is_empty());
         // Without the recheck (bytes that cannot change), the batch is trusted.
         let mut b = KeyBatch::new(0, 0, None);
-        b.push(0, b"urn:ab:c", b"urn:ab:c");
+        b.push(0, b"urn:ab:c", Cow::Borrowed(b"urn:ab:c"));
         table.absorb(&[(&b, &b"urn:ab:c"[..])]);
         assert_eq!(table.len(), 1);
     }

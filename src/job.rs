@@ -368,16 +368,15 @@ pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
     let Origin { file, base, grammar, mapped } = origin;
     let recheck = mapped.then_some(grammar);
     let mut batch = KeyBatch::new(file, base, recheck);
-    let urns = events.iter().filter(|e| matches!(e, Event::Urn { .. })).count();
-    if urns == 0 {
+    if events.is_empty() {
         return batch;
     }
-    batch.reset(file, base, recheck, urns);
+    batch.reset(file, base, recheck, events.len());
     for event in events {
         if let Event::Urn { offset, len } = *event {
             let raw = &hay[offset..offset + len];
             if let Some(key) = key_of_valid(raw, grammar) {
-                batch.push(offset, raw, &key);
+                batch.push(offset, raw, key);
             }
         }
     }

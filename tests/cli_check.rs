@@ -2,19 +2,14 @@
 //! codes. Expectations come from RFC 8141 / RFC 2141 and the JSON
 //! schema, not from the program's output.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Output};
 
 fn urnscan(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run urnscan");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.args(args);
+    common::run_fed(cmd, stdin)
 }
 
 fn stdout(o: &Output) -> String {

@@ -7,29 +7,17 @@
 //! RFC 8141 §3, RFC 4122 §3, RFC 2648 §2) or from the generator's own truth
 //! file, never from a previous run of `dedup`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn urnscan_in(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run urnscan");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.current_dir(Path::new(env!("CARGO_MANIFEST_DIR"))).args(args);
+    common::run_fed(cmd, stdin)
 }
 
 fn dedup(args: &[&str], stdin: &[u8]) -> Output {

@@ -1,27 +1,16 @@
 //! `urnscan scan`, run as a user would: boundary rules end to end, output
 //! formats, determinism across thread counts, exit codes and failing inputs.
 
+mod common;
+
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn urnscan_in(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run urnscan");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.args(args);
+    common::run_fed(cmd, stdin)
 }
 
 fn text(o: &Output) -> String {

@@ -19,6 +19,8 @@
 //! environment (`/dev/full`, a non-root user, `/proc`) say so on stderr and
 //! return when it is missing.
 
+mod common;
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -40,21 +42,9 @@ fn urnscan() -> Command {
 /// Runs `urnscan args` with `stdin` fed from a thread (so a large input
 /// cannot deadlock against a full stdout pipe).
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = urnscan()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run urnscan");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    let mut cmd = urnscan();
+    cmd.args(args);
+    common::run_fed(cmd, stdin)
 }
 
 fn run(args: &[&str]) -> Output {
