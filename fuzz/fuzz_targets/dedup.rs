@@ -24,7 +24,9 @@
 #![no_main]
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Read};
+#[path = "shared/dribble.rs"]
+mod dribble;
+use dribble::Dribble;
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::lines::{apply_ns_rules, DedupOptions, LineDedup, Order};
@@ -66,9 +68,8 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(by_bytes, expected, "add_bytes, first-seen order");
 
     expected.classes.sort_by(|a, b| a.key.cmp(&b.key));
-    let by_reader = engine(&files, &opts, Order::Key, |d, bytes, file, sink| {
-        d.add_reader(&mut Dribble { data: bytes, pos: 0, step: 0 }, file, sink)
-    });
+    let by_reader =
+        engine(&files, &opts, Order::Key, |d, bytes, file, sink| d.add_reader(&mut Dribble::new(bytes), file, sink));
     assert_eq!(by_reader, expected, "add_reader, key order");
 });
 
@@ -163,21 +164,4 @@ fn trim(line: &[u8]) -> &[u8] {
     let start = line.iter().position(|b| !ws(b)).unwrap_or(line.len());
     let end = line.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
     &line[start..end]
-}
-
-/// A reader that returns 1, 2, ... 13 bytes per call, then starts over.
-struct Dribble<'a> {
-    data: &'a [u8],
-    pos: usize,
-    step: usize,
-}
-
-impl Read for Dribble<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.step = self.step % 13 + 1;
-        let n = self.step.min(buf.len()).min(self.data.len() - self.pos);
-        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
 }

@@ -27,7 +27,9 @@
 
 #![no_main]
 
-use std::io::{self, Read};
+#[path = "shared/dribble.rs"]
+mod dribble;
+use dribble::Dribble;
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::extract::extract;
@@ -115,7 +117,7 @@ fn check_reader(data: &[u8], scanner: &Scanner, events: &[Event]) {
     // so the tiniest blocks are kept for inputs that fit in one fill.
     let blocks: &[usize] = if data.len() <= MAX_URN_LEN { &[1, 5, 64] } else { &[64, 1000] };
     for &block in blocks {
-        let mut reader = Dribble { data, pos: 0, step: 0 };
+        let mut reader = Dribble::new(data);
         let mut got = Vec::new();
         let read = scanner
             .scan_reader(&mut reader, block, |_, base, block_events| {
@@ -132,22 +134,5 @@ fn shift(event: &Event, base: usize) -> Event {
     match *event {
         Event::Urn { offset, len } => Event::Urn { offset: base + offset, len },
         Event::Rejected { offset, error } => Event::Rejected { offset: base + offset, error },
-    }
-}
-
-/// A reader that returns 1, 2, ... 13 bytes per call, then starts over.
-struct Dribble<'a> {
-    data: &'a [u8],
-    pos: usize,
-    step: usize,
-}
-
-impl Read for Dribble<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.step = self.step % 13 + 1;
-        let n = self.step.min(buf.len()).min(self.data.len() - self.pos);
-        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
