@@ -30,7 +30,7 @@
 //! # How a block of lines is processed
 //!
 //! Input comes in blocks of whole lines ([`DedupOptions::block_size`],
-//! 64 MiB by default): slices of a mapped file, or a buffer refilled from a
+//! 4 MiB by default): slices of a mapped file, or a buffer refilled from a
 //! stream. A block is processed in two parallel phases, so that no thread
 //! ever merges another thread's table:
 //!
@@ -63,16 +63,17 @@
 //!
 //! # Memory
 //!
-//! A distinct key costs its bytes (plus the first-seen form's bytes when that
-//! differs from the key), a 32-byte record and an index slot (the arena
-//! and records grow in fixed blocks, see [`crate::dedup`]). Measured with
+//! A distinct key costs its bytes, a header of about 8 bytes, the delta
+//! from the key to its first-seen form (empty when they are the same) and
+//! 8 bytes per index slot (see [`crate::dedup`]). Measured with
 //! `heap_bytes() / len()` over the 64 tables on a dataset of 1,000,000
 //! distinct keys from `urnscan gen --dataset` (lines of 36 bytes on
-//! average): **97.3 bytes per distinct key** (the ignored test
-//! `bytes_per_distinct_key`; 118.5 when the arena and records were
-//! doubling vectors). `--sort key` needs
-//! another 56 bytes per key for the sorted list of entries; first-seen
-//! order needs nothing more.
+//! average): **63.1 bytes per distinct key** (the ignored test
+//! `bytes_per_distinct_key`; 97.3 with a 32-byte record per key and raw
+//! forms stored whole, 118.5 when those were doubling vectors). `--sort
+//! key` needs another entry per key for the sorted list; first-seen order
+//! needs nothing more. On top of the tables, the current block (4 MiB by
+//! default) and its records, 24 bytes per line.
 //!
 //! # Larger than memory: spilling
 //!
@@ -112,6 +113,7 @@
 //! is the one the whole line would get; only the rejected text is shorter.
 //! Mapped files are never copied and need no such step.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -124,13 +126,16 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::dedup::{Entry, KeyTable, Position};
+use crate::dedup::{key_hash, Entry, KeyTable, Occurrence, Position, Raw};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::source::Whole;
 
-/// Default bytes per block of input.
-pub const DEFAULT_BLOCK_SIZE: usize = 64 << 20;
+/// Default bytes per block of input: small, because a block's bytes and its records (24 bytes per line) are
+/// held on top of the key tables, and larger blocks were no faster: on a
+/// 375 MB dataset of 10 M lines, 4 MiB and 64 MiB blocks ran within the
+/// noise of each other while the peak RSS went from 197 to 302 MiB.
+pub const DEFAULT_BLOCK_SIZE: usize = 4 << 20;
 /// Smallest block; also the length after which a streamed line is condensed.
 pub const MIN_BLOCK_SIZE: usize = LONG_LINE;
 /// Largest block (records address lines within a block with 32 bits).
@@ -138,7 +143,7 @@ pub const MAX_BLOCK_SIZE: usize = 1 << 30;
 /// How many times a spilled partition may be split again.
 pub const MAX_SPILL_LEVELS: u32 = 5;
 
-/// Partitions per level: the top `PART_BITS` bits of the partition hash.
+/// Partitions per level: the top `PART_BITS` bits of the key hash ([`key_hash`]).
 const PART_BITS: u32 = 6;
 const PARTS: usize = 1 << PART_BITS;
 /// Smallest parse chunk worth a rayon task.
@@ -155,13 +160,6 @@ const KEY_IS_TEXT: u32 = u32::MAX;
 
 // Records and the key table store URN lengths in 16 bits.
 const _: () = assert!(MAX_URN_LEN <= u16::MAX as usize && HEAD < LONG_LINE && HEAD > MAX_URN_LEN);
-
-/// Seed of the partition hash, XXH3 (as the spill design names it): a
-/// stable, well-mixed 64-bit hash, independent of [`KeyTable`]'s own
-/// hasher, so the keys of one partition still spread over their table's
-/// buckets. Spill files never outlive a run, but the same key always goes to
-/// the same partition, on any machine.
-const PART_SEED: u64 = 0x7572_6e73_6361_6e31;
 
 /// How a run judges and groups lines.
 #[derive(Clone, Debug)]
@@ -407,8 +405,11 @@ pub fn ietf_rule(key: &mut [u8]) {
 /// One valid line, in a partition of a chunk.
 #[derive(Clone, Copy, Debug)]
 struct Rec {
-    /// Where the line's text starts in the chunk.
-    start: u64,
+    /// [`key_hash`] of the key: partition, spill level and table slot.
+    hash: u64,
+    /// Where the line's text starts in the chunk (blocks are at most
+    /// [`MAX_BLOCK_SIZE`]).
+    start: u32,
     /// Line index in the chunk.
     line: u32,
     /// Where the key starts in [`ChunkOut::keys`], or [`KEY_IS_TEXT`] when
@@ -442,8 +443,6 @@ struct ChunkOut {
     /// Keys that are not a prefix of their line's text.
     keys: Vec<u8>,
     rejects: Vec<RejectRec>,
-    /// The key being built.
-    key: Vec<u8>,
 }
 
 #[derive(Clone, Copy)]
@@ -457,16 +456,14 @@ impl ChunkOut {
     fn scan(&mut self, block: &[u8], range: Range<usize>, judge: Judge) {
         self.reset(range.start);
         let chunk = &block[range];
-        let mut key = std::mem::take(&mut self.key);
         let mut start = 0;
         for nl in memchr::memchr_iter(b'\n', chunk) {
-            self.line(chunk, start..nl, judge, &mut key);
+            self.line(chunk, start..nl, judge);
             start = nl + 1;
         }
         if start < chunk.len() {
-            self.line(chunk, start..chunk.len(), judge, &mut key);
+            self.line(chunk, start..chunk.len(), judge);
         }
-        self.key = key;
     }
 
     fn reset(&mut self, offset: usize) {
@@ -480,7 +477,7 @@ impl ChunkOut {
     }
 
     /// Judges one line (without its `\n`): the hot loop.
-    fn line(&mut self, chunk: &[u8], line: Range<usize>, judge: Judge, key: &mut Vec<u8>) {
+    fn line(&mut self, chunk: &[u8], line: Range<usize>, judge: Judge) {
         let index = self.lines as u32;
         self.lines += 1;
         let (lead, len) = trimmed_range(&chunk[line.clone()]);
@@ -493,22 +490,29 @@ impl ChunkOut {
         match parse(text, judge.grammar) {
             Ok(urn) => {
                 self.valid += 1;
-                key.clear();
-                urn.write_key(key);
-                if judge.ns_rules {
-                    apply_ns_rules(key);
-                }
-                // Most lines are written in key form, components aside.
-                let key_at = if text.starts_with(key) {
-                    KEY_IS_TEXT
-                } else {
-                    let at = self.keys.len() as u32;
-                    self.keys.extend_from_slice(key);
-                    at
+                // Most lines are written in key form, components aside: their
+                // key is the start of the text and is not copied.
+                let (key_at, key) = match urn.key_if_borrowed() {
+                    Some(name) if !judge.ns_rules => (KEY_IS_TEXT, name),
+                    _ => {
+                        let at = self.keys.len();
+                        urn.write_key(&mut self.keys);
+                        if judge.ns_rules {
+                            apply_ns_rules(&mut self.keys[at..]);
+                        }
+                        (at as u32, &self.keys[at..])
+                    }
                 };
-                let rec =
-                    Rec { start: start as u64, line: index, key_at, text_len: len as u16, key_len: key.len() as u16 };
-                self.parts[partition(part_hash(key), 0)].push(rec);
+                let hash = key_hash(key);
+                let rec = Rec {
+                    hash,
+                    start: start as u32,
+                    line: index,
+                    key_at,
+                    text_len: len as u16,
+                    key_len: key.len() as u16,
+                };
+                self.parts[partition(hash, 0)].push(rec);
             }
             Err(error) => {
                 let kind = ErrorKind::ALL.iter().position(|&k| k == error.kind()).unwrap_or(0);
@@ -517,10 +521,6 @@ impl ChunkOut {
             }
         }
     }
-}
-
-fn part_hash(key: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(key, PART_SEED)
 }
 
 /// The partition of a key at a spill level: level 0 is the top
@@ -573,7 +573,7 @@ fn line_ranges(bytes: &[u8], target: usize) -> Vec<Range<usize>> {
 /// assert_eq!((dedup.counts().lines, dedup.counts().valid, dedup.counts().empty), (4, 2, 1));
 /// let mut classes = Vec::new();
 /// dedup.finish(Order::FirstSeen, &mut |e| {
-///     classes.push((String::from_utf8_lossy(e.raw).into_owned(), e.count, e.first.offset));
+///     classes.push((String::from_utf8_lossy(&e.raw.to_vec()).into_owned(), e.count, e.first.offset));
 ///     Ok(())
 /// })?;
 /// assert_eq!(classes, [("URN:ISBN:0451450523".to_owned(), 2, 1)]);
@@ -774,6 +774,8 @@ impl LineDedup {
 
     /// Hands every class to `emit` in `order`.
     pub fn finish(mut self, order: Order, emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>) -> io::Result<Finished> {
+        // The blocks are done: their buffers go back before the output.
+        self.chunks = Vec::new();
         // Sorting by key in memory needs one entry per class on top of the
         // tables: past the limit, that sort goes through the files too.
         let sort_bytes = self.table_len() * std::mem::size_of::<Entry<'_>>();
@@ -803,15 +805,16 @@ impl LineDedup {
 fn fill_partition(table: &mut KeyTable, p: usize, block: &[u8], outs: &[ChunkOut], bases: &[u64], file: u32) {
     for (out, &base) in outs.iter().zip(bases) {
         let chunk = &block[out.offset..];
-        for rec in &out.parts[p] {
+        let view = |rec: &Rec| {
             let start = rec.start as usize;
-            let text = &chunk[start..start + usize::from(rec.text_len)];
+            let raw = chunk.get(start..start + usize::from(rec.text_len))?;
             let key = match rec.key_at {
-                KEY_IS_TEXT => &text[..usize::from(rec.key_len)],
-                at => &out.keys[at as usize..at as usize + usize::from(rec.key_len)],
+                KEY_IS_TEXT => raw.get(..usize::from(rec.key_len))?,
+                at => out.keys.get(at as usize..at as usize + usize::from(rec.key_len))?,
             };
-            table.insert(key, text, Position { file, offset: base + u64::from(rec.line) }, 1);
-        }
+            Some(Occurrence { hash: rec.hash, key, raw, at: Position { file, offset: base + u64::from(rec.line) } })
+        };
+        table.insert_batch(&out.parts[p], view, |_| true);
     }
 }
 
@@ -1035,7 +1038,7 @@ impl SpillSet {
 
     fn write_table(&mut self, dir: &mut SpillDir, table: &KeyTable) -> io::Result<()> {
         for e in table.iter() {
-            let slot = &mut self.files[partition(part_hash(e.key), self.level)];
+            let slot = &mut self.files[partition(key_hash(e.key), self.level)];
             if slot.is_none() {
                 *slot = Some(dir.new_file()?);
             }
@@ -1066,7 +1069,7 @@ fn aggregate(dir: &mut SpillDir, path: PathBuf, level: u32, limit: u64, order: O
     let mut reader = BufReader::with_capacity(FILE_BUFFER, File::open(&path)?);
     while rec.read_from(&mut reader)? {
         let e = rec.entry();
-        table.insert(e.key, e.raw, e.first, e.count);
+        table.insert(e.key, rec.raw_bytes(), e.first, e.count);
         if table.heap_bytes() as u64 > limit && level < MAX_SPILL_LEVELS {
             split.get_or_insert_with(|| SpillSet::new(level)).write_table(dir, &table)?;
             table = KeyTable::new();
@@ -1148,7 +1151,11 @@ const HEADER: usize = 24;
 
 fn write_record(w: &mut impl Write, e: &Entry<'_>) -> io::Result<()> {
     let too_long = || io::Error::new(io::ErrorKind::InvalidData, "URN longer than 65535 bytes");
-    let raw: &[u8] = if e.raw == e.key { &[] } else { e.raw };
+    let raw = match e.raw.as_bytes() {
+        Some(b) if b == e.key => Cow::Borrowed(&[][..]),
+        Some(b) => Cow::Borrowed(b),
+        None => Cow::Owned(e.raw.to_vec()),
+    };
     let mut header = [0u8; HEADER];
     header[0..2].copy_from_slice(&u16::try_from(e.key.len()).map_err(|_| too_long())?.to_le_bytes());
     header[2..4].copy_from_slice(&u16::try_from(raw.len()).map_err(|_| too_long())?.to_le_bytes());
@@ -1157,7 +1164,7 @@ fn write_record(w: &mut impl Write, e: &Entry<'_>) -> io::Result<()> {
     header[16..24].copy_from_slice(&e.count.to_le_bytes());
     w.write_all(&header)?;
     w.write_all(e.key)?;
-    w.write_all(raw)
+    w.write_all(&raw)
 }
 
 impl OwnedEntry {
@@ -1181,9 +1188,16 @@ impl OwnedEntry {
         Ok(true)
     }
 
+    fn raw_bytes(&self) -> &[u8] {
+        if self.raw_is_key {
+            &self.key
+        } else {
+            &self.raw
+        }
+    }
+
     fn entry(&self) -> Entry<'_> {
-        let raw = if self.raw_is_key { &self.key } else { &self.raw };
-        Entry { key: &self.key, raw, count: self.count, first: self.first }
+        Entry { key: &self.key, raw: Raw::from(self.raw_bytes()), count: self.count, first: self.first }
     }
 }
 
@@ -1323,7 +1337,12 @@ mod tests {
         let mut classes = Vec::new();
         dedup
             .finish(order, &mut |e| {
-                classes.push((String::from_utf8_lossy(e.raw).into_owned(), e.count, e.first.file, e.first.offset));
+                classes.push((
+                    String::from_utf8_lossy(&e.raw.to_vec()).into_owned(),
+                    e.count,
+                    e.first.file,
+                    e.first.offset,
+                ));
                 Ok(())
             })
             .unwrap();

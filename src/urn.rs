@@ -119,6 +119,13 @@ impl<'a> Urn<'a> {
         key::Fixes { nid_end: self.parts.nid_end as usize, name: self.parts.upper_name, hex: self.parts.lower_hex }
     }
 
+    /// The assigned name when it already is the key (no fix-up needed):
+    /// the allocation-free, copy-free case of [`Urn::key`].
+    pub(crate) fn key_if_borrowed(&self) -> Option<&'a [u8]> {
+        let fixes = self.key_fixes();
+        (!fixes.name && !fixes.hex).then(|| self.assigned_name_bytes())
+    }
+
     fn assigned_name_bytes(&self) -> &'a [u8] {
         &self.text[..self.parts.nss_end as usize]
     }

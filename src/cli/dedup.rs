@@ -303,11 +303,16 @@ impl<'a, W: Write> Printer<'a, W> {
                 if self.count {
                     write!(self.out, "{}\t", e.count)?;
                 }
-                self.out.write_all(if self.keys { e.key } else { e.raw })?;
+                if self.keys {
+                    self.out.write_all(e.key)?;
+                } else {
+                    e.raw.write_to(&mut self.out)?;
+                }
                 self.out.write_all(b"\n")
             }
             DedupFormat::Jsonl => {
-                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(e.raw));
+                let (key, raw) =
+                    (String::from_utf8_lossy(e.key), String::from_utf8_lossy(&e.raw.to_vec()).into_owned());
                 self.out.write_all(b"{\"key\":")?;
                 json_str(&mut self.out, &key)?;
                 self.out.write_all(b",\"urn\":")?;
@@ -320,7 +325,8 @@ impl<'a, W: Write> Printer<'a, W> {
                 writeln!(self.out, ",\"line\":{}}}", e.first.offset)
             }
             DedupFormat::Csv => {
-                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(e.raw));
+                let (key, raw) =
+                    (String::from_utf8_lossy(e.key), String::from_utf8_lossy(&e.raw.to_vec()).into_owned());
                 let (count, line) = (e.count.to_string(), e.first.offset.to_string());
                 let fields: [&str; 6] = [&key, &raw, &count, nid_of_key(&key), self.path(e), &line];
                 let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();

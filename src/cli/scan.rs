@@ -129,7 +129,7 @@ impl<W: Write> Printer<'_, W> {
             Format::Text => {
                 // Raw forms are ASCII: written as they are, without a UTF-8 check.
                 write!(self.out, "{}\t", e.count)?;
-                self.out.write_all(e.raw)?;
+                e.raw.write_to(&mut self.out)?;
                 self.out.write_all(b"\n")
             }
             Format::Jsonl | Format::Json => {
@@ -137,7 +137,7 @@ impl<W: Write> Printer<'_, W> {
                 self.out.write_all(b"{\"key\":")?;
                 json_str(&mut self.out, key)?;
                 self.out.write_all(b",\"urn\":")?;
-                json_str(&mut self.out, ascii(e.raw))?;
+                json_str(&mut self.out, ascii(&e.raw.to_vec()))?;
                 write!(self.out, ",\"count\":{},\"nid\":", e.count)?;
                 json_str(&mut self.out, nid_of_key(key))?;
                 self.out.write_all(b",\"path\":")?;
@@ -146,8 +146,9 @@ impl<W: Write> Printer<'_, W> {
             }
             Format::Csv => {
                 let key = ascii(e.key);
+                let raw = e.raw.to_vec();
                 let fields =
-                    [key, ascii(e.raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
+                    [key, ascii(&raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
                 let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
                 writeln!(self.out, "{}", line.join(","))
             }

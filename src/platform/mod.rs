@@ -1,11 +1,13 @@
 //! Platform code: the only place in urnscan with `unsafe`.
 //!
-//! Three things need it: SIMD kernels for the candidate search ([`simd`]),
-//! memory-mapped files ([`mmap`]) and the page-size policy of the heap
-//! ([`pages`]). Each is wrapped in a safe API here so the
-//! rest of the crate (which denies `unsafe_code`) never touches raw pointers.
+//! Four things need it: SIMD kernels for the candidate search ([`simd`]),
+//! memory-mapped files ([`mmap`]), the page-size policy of the heap
+//! ([`pages`]) and cache prefetch hints for the key tables ([`prefetch`]).
+//! Each is wrapped in a safe API here so the rest of the crate
+//! (which denies `unsafe_code`) never touches raw pointers.
 #![allow(unsafe_code)]
 
 pub mod mmap;
 pub mod pages;
+pub mod prefetch;
 pub mod simd;

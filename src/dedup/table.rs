@@ -1,0 +1,560 @@
+//! [`KeyTable`]: distinct keys, their counts and first occurrences, in one
+//! byte arena with an open-addressing index.
+//!
+//! # Two memory reads per lookup, both prefetchable
+//!
+//! A table with millions of keys is far larger than the caches, so what an
+//! insert costs is the number of cache lines it waits for. Here it is two,
+//! and both can be asked for ahead of time:
+//!
+//! - the **index**, a `Vec<u64>` with linear probing: a slot holds 24 bits
+//!   of the key's hash (the *tag*) and the 40-bit arena offset of its entry,
+//!   so a probe rejects other keys without leaving the index;
+//! - the **entry** in the arena ([`super::entry`]): count, first position,
+//!   lengths, the key, and the first-seen form as a delta. Header and key
+//!   share a cache line for most URNs, so the key compare and the count
+//!   update touch the same memory.
+//!
+//! [`KeyTable::insert_batch`] takes occurrences whose hashes are known and
+//! prefetches the index slot 16 occurrences ahead and the entry 8 ahead, so
+//! the waits overlap instead of adding up.
+//!
+//! # Memory
+//!
+//! A key costs its bytes, a header of about 8 bytes, its first-seen form's
+//! delta (empty when that form is the key), and 8 bytes per index slot at a
+//! load of 3/8 to 3/4. Nothing is allocated per key: the arena grows in
+//! 64 KiB blocks that never move, so growing copies nothing and the slack
+//! is one block. The index is rebuilt on doubling from the arena, read in
+//! order, with the same [`key_hash`] the callers pass in.
+
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
+use super::entry::{self, Entry, Header, Position, Raw, COUNT_MAX, MAX_HEADER};
+use super::key_hash;
+use crate::platform::prefetch::prefetch;
+
+/// Distinct keys with counts and first occurrences.
+#[derive(Clone, Default)]
+pub struct KeyTable {
+    arena: Arena,
+    /// Power-of-two length (or empty); see [`Slot`].
+    index: Vec<u64>,
+    len: usize,
+    /// The part of a count that does not fit the entry's 16-bit field, by
+    /// entry offset: the field is emptied into it each time it would
+    /// overflow, so a key seen millions of times costs a map update per
+    /// 65,535 occurrences.
+    overflow: HashMap<u64, u64, FixedState>,
+    /// The entry being written, and its delta.
+    scratch: (Vec<u8>, Vec<u8>),
+}
+
+/// Index slots: 0 is empty, otherwise the tag in the top 24 bits and the
+/// entry's arena offset plus one in the low 40.
+struct Slot;
+
+impl Slot {
+    const OFFSET_BITS: u32 = 40;
+    const OFFSET_MASK: u64 = (1 << Self::OFFSET_BITS) - 1;
+
+    fn pack(hash: u64, offset: u64) -> u64 {
+        assert!(offset < Self::OFFSET_MASK, "key table arena over 1 TiB");
+        Self::tag(hash) | (offset + 1)
+    }
+
+    /// Bits 24..48 of the hash, in the slot's top bits.
+    fn tag(hash: u64) -> u64 {
+        (hash >> 24) << Self::OFFSET_BITS
+    }
+
+    fn offset(slot: u64) -> u64 {
+        (slot & Self::OFFSET_MASK) - 1
+    }
+
+    fn matches(slot: u64, hash: u64) -> bool {
+        slot & !Self::OFFSET_MASK == Self::tag(hash)
+    }
+}
+
+/// Smallest index; it doubles when more than 3/4 full.
+const MIN_SLOTS: usize = 16;
+
+/// Bytes kept in blocks of [`BLOCK_BYTES`] that never move: a growing
+/// table copies nothing and never holds an old and a new buffer at once,
+/// and the slack is at most one block (one doubling `Vec` wastes a quarter
+/// of its size on average). Offsets are `block * BLOCK_BYTES + position`;
+/// an entry never straddles two blocks.
+#[derive(Clone, Default)]
+struct Arena {
+    blocks: Vec<Vec<u8>>,
+}
+
+const BLOCK_BYTES: usize = 1 << 16;
+
+// The longest entry (an 8 KiB key and a raw form stored whole) fits a block.
+const _: () = assert!(MAX_HEADER + 2 * crate::MAX_URN_LEN + 8 <= BLOCK_BYTES);
+
+impl Arena {
+    /// Appends `entry` within one block and returns its offset.
+    fn push(&mut self, entry: &[u8]) -> u64 {
+        let need = entry.len();
+        if self.blocks.last().is_none_or(|b| b.len() + need > BLOCK_BYTES) {
+            // The first block starts small and doubles, so that small tables
+            // stay small; later ones are allocated whole.
+            let cap = if self.blocks.is_empty() { need.max(BLOCK_BYTES / 64) } else { BLOCK_BYTES };
+            self.blocks.push(Vec::with_capacity(cap));
+        }
+        let n = self.blocks.len() - 1;
+        let block = &mut self.blocks[n];
+        if block.capacity() < block.len() + need {
+            let want = (block.capacity() * 2).max(block.len() + need).min(BLOCK_BYTES);
+            block.reserve_exact(want - block.len());
+        }
+        let start = (n * BLOCK_BYTES + block.len()) as u64;
+        block.extend_from_slice(entry);
+        start
+    }
+
+    /// The bytes from `start` to the end of its block: the entry there and
+    /// the ones after it.
+    fn tail(&self, start: u64) -> &[u8] {
+        let (block, at) = Self::split(start);
+        &self.blocks[block][at..]
+    }
+
+    fn tail_mut(&mut self, start: u64) -> &mut [u8] {
+        let (block, at) = Self::split(start);
+        &mut self.blocks[block][at..]
+    }
+
+    fn split(start: u64) -> (usize, usize) {
+        let start = start as usize;
+        (start / BLOCK_BYTES, start % BLOCK_BYTES)
+    }
+
+    /// Every entry, dead ones included, in the order written: its offset,
+    /// header and bytes.
+    fn entries(&self) -> impl Iterator<Item = (u64, Header, &[u8])> + '_ {
+        self.blocks.iter().enumerate().flat_map(|(n, block)| {
+            let mut at = 0;
+            std::iter::from_fn(move || {
+                let bytes = block.get(at..).filter(|b| !b.is_empty())?;
+                let header = Header::decode(bytes);
+                let offset = (n * BLOCK_BYTES + at) as u64;
+                at += header.size();
+                Some((offset, header, &bytes[..header.size()]))
+            })
+        })
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum::<usize>() + self.blocks.capacity() * std::mem::size_of::<Vec<u8>>()
+    }
+}
+
+/// One occurrence for [`KeyTable::insert_batch`], with its key's
+/// [`key_hash`].
+#[derive(Clone, Copy, Debug)]
+pub struct Occurrence<'a> {
+    /// [`key_hash`]`(key)`.
+    pub hash: u64,
+    /// The equivalence key.
+    pub key: &'a [u8],
+    /// The raw form.
+    pub raw: &'a [u8],
+    /// Where it is.
+    pub at: Position,
+}
+
+/// How far ahead [`KeyTable::insert_batch`] prefetches index slots and
+/// entries: far enough to cover a memory access at tens of nanoseconds
+/// per insert, near enough that the lines are still cached when used.
+const SLOT_AHEAD: usize = 16;
+const ENTRY_AHEAD: usize = 8;
+
+impl KeyTable {
+    /// An empty table.
+    pub fn new() -> KeyTable {
+        KeyTable::default()
+    }
+
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held by the arena and the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity_bytes()
+            + self.index.capacity() * std::mem::size_of::<u64>()
+            + self.overflow.capacity() * 2 * std::mem::size_of::<u64>()
+    }
+
+    /// Counts `count` occurrences of `key`, first seen as `raw` at `at`.
+    /// Keys and raw forms are URNs, at most [`crate::MAX_URN_LEN`] bytes.
+    pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {
+        self.insert_hashed(key_hash(key), key, raw, at, count);
+    }
+
+    /// [`KeyTable::insert`] with `hash` = [`key_hash`]`(key)` already
+    /// computed.
+    pub fn insert_hashed(&mut self, hash: u64, key: &[u8], raw: &[u8], at: Position, count: u64) {
+        self.insert_if(hash, key, raw, at, count, || true);
+    }
+
+    /// [`KeyTable::insert_hashed`], except that a new key, or a new
+    /// first-seen form, is stored only if `accept()` agrees. Bytes that
+    /// come from a shared file mapping can change under us (a concurrent
+    /// writer); `accept` checks them again before anything is kept, once
+    /// per distinct key rather than once per occurrence.
+    pub fn insert_if(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        raw: &[u8],
+        at: Position,
+        count: u64,
+        accept: impl FnOnce() -> bool,
+    ) {
+        if (self.len + 1) * 4 > self.index.len() * 3 {
+            self.grow();
+        }
+        match self.find(hash, key) {
+            Ok(slot) => {
+                let offset = Slot::offset(self.index[slot]);
+                let header = self.add_count(offset, count);
+                if at < header.first && accept() {
+                    self.replace(slot, raw, at);
+                }
+            }
+            Err(slot) if accept() => {
+                let offset = self.push_entry(key, raw, at, count);
+                self.index[slot] = Slot::pack(hash, offset);
+                self.len += 1;
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Inserts one occurrence per item (`view` turns an item into its
+    /// [`Occurrence`], or `None` to skip it), in order, as
+    /// [`KeyTable::insert_if`] with a count of 1 and `accept(occurrence)`.
+    /// Same result as one call per item, but the memory the next items will
+    /// need is prefetched while the current one is inserted.
+    pub fn insert_batch<'a, T>(
+        &mut self,
+        items: &[T],
+        view: impl Fn(&T) -> Option<Occurrence<'a>>,
+        accept: impl Fn(&Occurrence<'a>) -> bool,
+    ) {
+        for (i, item) in items.iter().enumerate() {
+            if let Some(ahead) = items.get(i + SLOT_AHEAD).and_then(&view) {
+                self.prefetch_slot(ahead.hash);
+                prefetch_ends(ahead.raw);
+                prefetch_ends(ahead.key);
+            }
+            if let Some(ahead) = items.get(i + ENTRY_AHEAD).and_then(&view) {
+                self.prefetch_entry(ahead.hash);
+            }
+            if let Some(o) = view(item) {
+                self.insert_if(o.hash, o.key, o.raw, o.at, 1, || accept(&o));
+            }
+        }
+    }
+
+    fn home(&self, hash: u64) -> Option<&u64> {
+        self.index.get(hash as usize & self.index.len().wrapping_sub(1))
+    }
+
+    fn prefetch_slot(&self, hash: u64) {
+        if let Some(slot) = self.home(hash) {
+            prefetch(slot);
+        }
+    }
+
+    /// Prefetches the entry in the key's home slot, if its tag matches (the
+    /// slot itself was prefetched earlier).
+    fn prefetch_entry(&self, hash: u64) {
+        if let Some(&slot) = self.home(hash).filter(|&&s| s != 0 && Slot::matches(s, hash)) {
+            // Header and a typical key: 64 bytes, over at most two lines.
+            let bytes = self.arena.tail(Slot::offset(slot));
+            prefetch_ends(&bytes[..bytes.len().min(64)]);
+        }
+    }
+
+    /// The slot holding `key` (`Ok`), or the empty slot where it belongs
+    /// (`Err`). The index is never full, so the probe ends.
+    fn find(&self, hash: u64, key: &[u8]) -> Result<usize, usize> {
+        let mask = self.index.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let slot = self.index[i];
+            if slot == 0 {
+                return Err(i);
+            }
+            if Slot::matches(slot, hash) && self.key_at(Slot::offset(slot)) == key {
+                return Ok(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the index and puts every live entry back, reading the arena
+    /// in order.
+    fn grow(&mut self) {
+        let slots = (self.index.len() * 2).max(MIN_SLOTS);
+        let mut index = vec![0u64; slots];
+        let mask = slots - 1;
+        for (offset, header, bytes) in self.arena.entries().filter(|(_, h, _)| !h.dead) {
+            let hash = key_hash(&bytes[header.len..header.len + header.key_len]);
+            let mut i = hash as usize & mask;
+            while index[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            index[i] = Slot::pack(hash, offset);
+        }
+        self.index = index;
+    }
+
+    fn key_at(&self, offset: u64) -> &[u8] {
+        let bytes = self.arena.tail(offset);
+        let header = Header::decode(bytes);
+        &bytes[header.len..header.len + header.key_len]
+    }
+
+    /// Adds `n` to the count of the entry at `offset`; returns its header
+    /// as it was.
+    fn add_count(&mut self, offset: u64, n: u64) -> Header {
+        let bytes = self.arena.tail_mut(offset);
+        let header = Header::decode(bytes);
+        let total = u64::from(header.count) + n;
+        let field = if total <= COUNT_MAX {
+            total
+        } else {
+            *self.overflow.entry(offset).or_default() += total;
+            0
+        };
+        bytes[..2].copy_from_slice(&(field as u16).to_le_bytes());
+        header
+    }
+
+    fn count_at(&self, offset: u64, header: &Header) -> u64 {
+        u64::from(header.count) + self.overflow.get(&offset).copied().unwrap_or(0)
+    }
+
+    /// Writes a new entry and returns its offset.
+    fn push_entry(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) -> u64 {
+        let field = if count <= COUNT_MAX { count } else { 0 };
+        let (buf, delta) = &mut self.scratch;
+        buf.clear();
+        entry::encode(buf, delta, key, raw, at, field as u16);
+        let offset = self.arena.push(buf);
+        if count > field {
+            self.overflow.insert(offset, count);
+        }
+        offset
+    }
+
+    /// An earlier occurrence was found (merging tables, reading spill
+    /// files back): its raw form becomes the first-seen one. The entry is
+    /// written anew at the end of the arena and the old one marked dead;
+    /// this happens at most once per key per merge.
+    fn replace(&mut self, slot: usize, raw: &[u8], at: Position) {
+        let old = Slot::offset(self.index[slot]);
+        let header = Header::decode(self.arena.tail(old));
+        let count = self.count_at(old, &header);
+        self.overflow.remove(&old);
+        let key = self.key_at(old).to_vec();
+        self.arena.tail_mut(old)[header.dead_byte()] |= 1;
+        let fresh = self.push_entry(&key, raw, at, count);
+        self.index[slot] = (self.index[slot] & !Slot::OFFSET_MASK) | (fresh + 1);
+    }
+
+    /// Adds every key of `other` to `self`.
+    pub fn merge(&mut self, other: &KeyTable) {
+        if self.is_empty() && !other.is_empty() {
+            *self = other.clone();
+            return;
+        }
+        let mut raw = Vec::new();
+        for e in other.iter() {
+            raw.clear();
+            e.raw.write_into(&mut raw);
+            self.insert(e.key, &raw, e.first, e.count);
+        }
+    }
+
+    /// Entries in the order their first-seen forms were stored: insertion
+    /// order, except that an entry whose first-seen form was replaced by an
+    /// earlier one ([`KeyTable::merge`]) moves to the end.
+    pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> {
+        self.arena.entries().filter(|(_, h, _)| !h.dead).map(|(offset, header, bytes)| {
+            let key_end = header.len + header.key_len;
+            let key = &bytes[header.len..key_end];
+            let raw = Raw::delta(key, &bytes[key_end..]);
+            Entry { key, raw, count: self.count_at(offset, &header), first: header.first }
+        })
+    }
+
+    /// Entries sorted by key bytes.
+    pub fn sorted(&self) -> Vec<Entry<'_>> {
+        let mut all: Vec<Entry> = self.iter().collect();
+        all.sort_unstable_by(|a, b| a.key.cmp(b.key));
+        all
+    }
+
+    /// Entries in first-seen order.
+    pub fn in_first_seen_order(&self) -> Vec<Entry<'_>> {
+        let mut all: Vec<Entry> = self.iter().collect();
+        all.sort_unstable_by_key(|e| e.first);
+        all
+    }
+}
+
+/// Prefetches the first and the last cache line of `bytes`.
+fn prefetch_ends(bytes: &[u8]) {
+    if let (Some(first), Some(last)) = (bytes.first(), bytes.last()) {
+        prefetch(first);
+        prefetch(last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(file: u32, offset: u64) -> Position {
+        Position { file, offset }
+    }
+
+    fn raw(e: &Entry<'_>) -> Vec<u8> {
+        e.raw.to_vec()
+    }
+
+    #[test]
+    fn counts_and_first_seen() {
+        let mut t = KeyTable::new();
+        t.insert(b"urn:ab:x", b"URN:AB:x", at(0, 5), 1);
+        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 9), 1);
+        t.insert(b"urn:cd:y", b"urn:cd:y", at(0, 1), 1);
+        assert_eq!(t.len(), 2);
+        let sorted = t.sorted();
+        assert_eq!(sorted[0].key, b"urn:ab:x");
+        assert_eq!(raw(&sorted[0]), b"URN:AB:x");
+        assert_eq!(sorted[0].count, 2);
+        assert_eq!(raw(&sorted[1]), b"urn:cd:y");
+        assert_eq!(t.in_first_seen_order()[0].key, b"urn:cd:y");
+    }
+
+    #[test]
+    fn an_earlier_occurrence_replaces_the_first_seen_form() {
+        let mut t = KeyTable::new();
+        t.insert(b"urn:ab:x", b"urn:ab:x#late", at(0, 9), 2);
+        t.insert(b"urn:cd:y", b"urn:cd:y", at(0, 10), 1);
+        t.insert(b"urn:ab:x", b"URN:ab:x?+early", at(0, 3), 1);
+        // A later one changes nothing but the count.
+        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 4), 1);
+        assert_eq!(t.len(), 2);
+        let all: Vec<Entry> = t.iter().collect();
+        assert_eq!(all.len(), 2, "the replaced entry is not listed twice");
+        let e = t.sorted()[0];
+        assert_eq!((e.count, e.first, raw(&e)), (4, at(0, 3), b"URN:ab:x?+early".to_vec()));
+        // The table still finds the key after the move.
+        t.insert(b"urn:ab:x", b"urn:ab:x", at(1, 0), 1);
+        assert_eq!((t.len(), t.sorted()[0].count), (2, 5));
+    }
+
+    #[test]
+    fn counts_past_the_entry_field_are_kept() {
+        let mut t = KeyTable::new();
+        let big = u64::from(u32::MAX) + 10;
+        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 5), big);
+        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 6), COUNT_MAX);
+        // Replacing the first-seen form keeps the whole count.
+        t.insert(b"urn:ab:x", b"Urn:ab:x", at(0, 1), 1);
+        assert_eq!(t.sorted()[0].count, big + COUNT_MAX + 1);
+        let mut merged = KeyTable::new();
+        merged.insert(b"urn:ab:x", b"urn:ab:x", at(1, 0), 1);
+        merged.merge(&t);
+        assert_eq!(merged.sorted()[0].count, big + COUNT_MAX + 2);
+        // One at a time across the field's limit, twice.
+        let mut t = KeyTable::new();
+        for i in 0..2 * COUNT_MAX + 7 {
+            t.insert(b"urn:cd:y", b"urn:cd:y", at(0, i), 1);
+        }
+        assert_eq!(t.sorted()[0].count, 2 * COUNT_MAX + 7);
+    }
+
+    #[test]
+    fn merge_is_order_independent() {
+        let mut a = KeyTable::new();
+        a.insert(b"urn:ab:x", b"urn:AB:x", at(1, 0), 3);
+        let mut b = KeyTable::new();
+        b.insert(b"urn:ab:x", b"Urn:ab:x", at(0, 7), 2);
+        b.insert(b"urn:zz:q", b"urn:zz:q", at(0, 1), 1);
+        let mut ab = a.clone();
+        ab.merge(&b);
+        let mut ba = b.clone();
+        ba.merge(&a);
+        assert_eq!(ab.sorted(), ba.sorted());
+        assert_eq!(raw(&ab.sorted()[0]), b"Urn:ab:x");
+        assert_eq!(ab.sorted()[0].count, 5);
+    }
+
+    #[test]
+    fn distinct_keys_are_all_kept() {
+        // Many keys, all distinct, through many doublings of the index.
+        let mut t = KeyTable::new();
+        for i in 0..10_000u32 {
+            let k = format!("urn:ab:{i}");
+            t.insert(k.as_bytes(), k.as_bytes(), at(0, i as u64), 1);
+        }
+        assert_eq!(t.len(), 10_000);
+        assert!(t.iter().all(|e| e.count == 1));
+        assert_eq!(t.iter().map(|e| e.first.offset).collect::<Vec<_>>(), (0..10_000).collect::<Vec<_>>());
+    }
+
+    proptest::proptest! {
+        /// A batch gives the same table as one insert per occurrence, and
+        /// both agree with a BTreeMap of key -> (count, first, raw form).
+        #[test]
+        fn insert_batch_equals_single_inserts(picks in proptest::collection::vec((0usize..300, 0usize..3), 0..2000)) {
+            let spell = |k: usize, v: usize| match v {
+                0 => format!("urn:n:{k}"),
+                1 => format!("URN:n:{k}?+q"),
+                _ => format!("urn:N:{k}#f"),
+            };
+            let occ: Vec<(Vec<u8>, Vec<u8>, u64)> = picks
+                .iter()
+                .enumerate()
+                .map(|(i, &(k, v))| (format!("urn:n:{k}").into_bytes(), spell(k, v).into_bytes(), i as u64))
+                .collect();
+            let mut single = KeyTable::new();
+            let mut reference = std::collections::BTreeMap::new();
+            for (key, raw, i) in &occ {
+                single.insert(key, raw, at(0, *i), 1);
+                reference.entry(key.clone()).or_insert((0u64, *i, raw.clone())).0 += 1;
+            }
+            let mut batch = KeyTable::new();
+            let index: Vec<usize> = (0..occ.len()).collect();
+            let view = |&n: &usize| {
+                let (key, raw, i) = &occ[n];
+                Some(Occurrence { hash: key_hash(key), key, raw, at: at(0, *i) })
+            };
+            batch.insert_batch(&index, view, |_| true);
+            let got: Vec<_> = batch.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, raw(e)))).collect();
+            let single: Vec<_> = single.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, raw(e)))).collect();
+            let want: Vec<_> = reference.into_iter().collect();
+            proptest::prop_assert_eq!(&got, &want);
+            proptest::prop_assert_eq!(&single, &want);
+        }
+    }
+}
