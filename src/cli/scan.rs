@@ -117,7 +117,7 @@ impl<W: Write> Printer<'_, W> {
     fn unique(&mut self, outcome: &Outcome) -> io::Result<()> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
-        for e in outcome.table.sorted() {
+        for e in outcome.table.sorted().iter() {
             let path = outcome.inputs.get(e.first.file as usize).map_or("", String::as_str);
             self.unique_record(&e, path)?;
         }

@@ -4,6 +4,8 @@
 //!   first-seen form as a delta) and how callers see it ([`Entry`]).
 //! - [`table`]: [`KeyTable`], the distinct keys of one thread, in an arena
 //!   with a prefetching open-addressing index.
+//! - [`sorted`]: [`SortedEntries`], the entries of many tables in key order
+//!   at 24 bytes per key.
 //! - here: [`ShardedTable`], the same filled by all threads at once, and
 //!   [`KeyBatch`], the URNs of one buffer on their way into it.
 //!
@@ -33,6 +35,7 @@
 //! still spread over its whole index.
 
 mod entry;
+mod sorted;
 mod table;
 
 use std::borrow::Cow;
@@ -42,6 +45,7 @@ use rayon::prelude::*;
 use crate::grammar::Grammar;
 
 pub use entry::{Entry, Position, Raw};
+pub use sorted::SortedEntries;
 pub use table::{KeyTable, Occurrence};
 
 /// The hash every [`KeyTable`] and every partition uses for `key`: XXH3
@@ -121,26 +125,11 @@ impl ShardedTable {
         self.shards.iter().flat_map(KeyTable::iter)
     }
 
-    /// Entries sorted by key bytes (sorted in parallel).
-    pub fn sorted(&self) -> Vec<Entry<'_>> {
-        // Every key starts with "urn:": the 16 bytes after it, as one
-        // integer, decide most comparisons without a call to memcmp.
-        let mut all: Vec<(u128, Entry)> = Vec::with_capacity(self.len());
-        all.extend(self.iter().map(|e| (sort_prefix(e.key), e)));
-        all.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.key.cmp(b.1.key)));
-        all.into_iter().map(|(_, e)| e).collect()
+    /// Entries sorted by key bytes (sorted in parallel, 24 bytes per key;
+    /// see [`SortedEntries`]).
+    pub fn sorted(&self) -> SortedEntries<'_> {
+        SortedEntries::new(&self.shards)
     }
-}
-
-/// Bytes 4..20 of `key` as a big-endian integer, zero-padded: ordering by
-/// it agrees with ordering by the bytes wherever the two differ there (keys
-/// hold no zero bytes, so padding sorts a shorter key first, as bytes do).
-fn sort_prefix(key: &[u8]) -> u128 {
-    let mut bytes = [0u8; 16];
-    let tail = key.get(4..).unwrap_or_default();
-    let n = tail.len().min(16);
-    bytes[..n].copy_from_slice(&tail[..n]);
-    u128::from_be_bytes(bytes)
 }
 
 /// URNs of one buffer on their way into a [`ShardedTable`]: for each URN,

@@ -324,7 +324,9 @@ impl KeyTable {
         self.index = index;
     }
 
-    fn key_at(&self, offset: u64) -> &[u8] {
+    /// The key of the entry at `offset` (an offset [`KeyTable::iter_offsets`]
+    /// gave).
+    pub(super) fn key_at(&self, offset: u64) -> &[u8] {
         let bytes = self.arena.tail(offset);
         let header = Header::decode(bytes);
         &bytes[header.len..header.len + header.key_len]
@@ -396,12 +398,29 @@ impl KeyTable {
     /// order, except that an entry whose first-seen form was replaced by an
     /// earlier one ([`KeyTable::merge`]) moves to the end.
     pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> {
-        self.arena.entries().filter(|(_, h, _)| !h.dead).map(|(offset, header, bytes)| {
-            let key_end = header.len + header.key_len;
-            let key = &bytes[header.len..key_end];
-            let raw = Raw::delta(key, &bytes[key_end..]);
-            Entry { key, raw, count: self.count_at(offset, &header), first: header.first }
-        })
+        self.iter_offsets().map(|(_, e)| e)
+    }
+
+    /// [`KeyTable::iter`] with each entry's arena offset.
+    pub(super) fn iter_offsets(&self) -> impl Iterator<Item = (u64, Entry<'_>)> {
+        self.arena
+            .entries()
+            .filter(|(_, h, _)| !h.dead)
+            .map(|(offset, header, bytes)| (offset, self.entry(offset, header, bytes)))
+    }
+
+    /// The entry at `offset` (an offset [`KeyTable::iter_offsets`] gave).
+    pub(super) fn entry_at(&self, offset: u64) -> Entry<'_> {
+        let bytes = self.arena.tail(offset);
+        let header = Header::decode(bytes);
+        self.entry(offset, header, &bytes[..header.size()])
+    }
+
+    fn entry<'s>(&'s self, offset: u64, header: Header, bytes: &'s [u8]) -> Entry<'s> {
+        let key_end = header.len + header.key_len;
+        let key = &bytes[header.len..key_end];
+        let raw = Raw::delta(key, &bytes[key_end..]);
+        Entry { key, raw, count: self.count_at(offset, &header), first: header.first }
     }
 
     /// Entries sorted by key bytes.
