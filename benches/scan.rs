@@ -24,7 +24,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use urnscan::dedup::{KeyTable, Position};
+use urnscan::dedup::{key_hash, KeyTable, Occurrence, Position};
 use urnscan::gen::{generate_dataset, generate_text, DatasetConfig, TextConfig};
 use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner};
 
@@ -91,13 +91,27 @@ fn fill(keys: &[Vec<u8>]) -> KeyTable {
     table
 }
 
+/// The same keys through [`KeyTable::insert_batch`], hashes known (as the
+/// scanner and `dedup` hand them over), with its prefetching.
+fn fill_batch(keys: &[(u64, Vec<u8>)]) -> KeyTable {
+    let mut table = KeyTable::new();
+    let at = |i: usize| Position { file: 0, offset: i as u64 };
+    let index: Vec<usize> = (0..keys.len()).collect();
+    let view = |&i: &usize| Some(Occurrence { hash: keys[i].0, key: &keys[i].1, raw: &keys[i].1, at: at(i) });
+    table.insert_batch(&index, view, |_| true);
+    table
+}
+
 fn dedup(c: &mut Criterion) {
     let keys = dataset_keys();
+    let hashed: Vec<(u64, Vec<u8>)> = keys.iter().map(|k| (key_hash(k), k.clone())).collect();
     assert_eq!(fill(&keys).len(), 300_000);
+    assert_eq!(fill_batch(&hashed).len(), 300_000);
     let mut group = c.benchmark_group("dedup_insert");
     group.throughput(Throughput::Elements(keys.len() as u64));
     group.sample_size(10);
     group.bench_function("1M_keys_300k_distinct", |b| b.iter(|| fill(black_box(&keys)).len()));
+    group.bench_function("1M_keys_300k_distinct_batch", |b| b.iter(|| fill_batch(black_box(&hashed)).len()));
     group.finish();
 }
 
