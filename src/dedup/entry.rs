@@ -91,9 +91,14 @@ impl<'t> Raw<'t> {
 
     /// Appends the raw form to `out`.
     pub fn write_into(&self, out: &mut Vec<u8>) {
+        self.pieces(|piece| out.extend_from_slice(piece));
+    }
+
+    /// Hands the raw form to `f` in pieces, in order, without allocating.
+    fn pieces(&self, mut f: impl FnMut(&[u8])) {
         match self.0 {
-            Repr::Bytes(b) => out.extend_from_slice(b),
-            Repr::Delta { key, delta } => apply_delta(key, delta, out),
+            Repr::Bytes(b) => f(b),
+            Repr::Delta { key, delta } => delta_pieces(key, delta, f),
         }
     }
 
@@ -104,12 +109,15 @@ impl<'t> Raw<'t> {
         out
     }
 
-    /// Writes the raw form to `w`.
+    /// Writes the raw form to `w`, without allocating.
     pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
-        match self.0 {
-            Repr::Bytes(b) => w.write_all(b),
-            Repr::Delta { .. } => w.write_all(&self.to_vec()),
-        }
+        let mut result = Ok(());
+        self.pieces(|piece| {
+            if result.is_ok() {
+                result = w.write_all(piece);
+            }
+        });
+        result
     }
 }
 
@@ -205,23 +213,24 @@ fn write_delta(key: &[u8], raw: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&raw[key.len()..]);
 }
 
-/// Appends the raw form that `delta` makes of `key`.
-fn apply_delta(key: &[u8], delta: &[u8], out: &mut Vec<u8>) {
+/// The raw form that `delta` makes of `key`, in pieces: runs of the key,
+/// single flipped bytes, the suffix.
+fn delta_pieces(key: &[u8], delta: &[u8], mut f: impl FnMut(&[u8])) {
     let mut at = 0;
     let head = read_varint(delta, &mut at);
     if head & 1 == 1 {
-        out.extend_from_slice(&delta[at..]);
+        f(&delta[at..]);
         return;
     }
-    let start = out.len();
-    out.extend_from_slice(key);
     let mut next = 0;
     for _ in 0..head >> 1 {
         let i = next + read_varint(delta, &mut at) as usize;
-        out[start + i] ^= 0x20;
+        f(&key[next..i]);
+        f(&[key[i] ^ 0x20]);
         next = i + 1;
     }
-    out.extend_from_slice(&delta[at..]);
+    f(&key[next..]);
+    f(&delta[at..]);
 }
 
 fn write_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -264,7 +273,11 @@ mod tests {
         assert_eq!(h.size(), entry.len());
         assert_eq!(&entry[h.len..h.len + h.key_len], key);
         let delta = &entry[h.len + h.key_len..];
-        (h, Raw::delta(&entry[h.len..h.len + h.key_len], delta).to_vec())
+        let raw = Raw::delta(&entry[h.len..h.len + h.key_len], delta);
+        let mut written = Vec::new();
+        raw.write_to(&mut written).unwrap();
+        assert_eq!(written, raw.to_vec());
+        (h, written)
     }
 
     #[test]

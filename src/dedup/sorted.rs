@@ -3,10 +3,18 @@
 //! Sorting [`Entry`] values directly costs about 80 bytes per distinct key
 //! on top of the tables (two slices, a count, a position) — 240 MB for
 //! 3 M keys, more than the tables themselves. Here each entry is a
-//! 24-byte handle instead: bytes 4..20 of the key (every key starts with
-//! `urn:`) as two integers, which decide most comparisons without touching
-//! the table, and the table and arena offset to look the key up for the
-//! rest. Entries are decoded one at a time as they are handed out.
+//! 24-byte handle instead: 16 bytes of the key as two integers, and the
+//! table and arena offset of the entry. Entries are decoded one at a time
+//! as they are handed out.
+//!
+//! The sort never reads a key while comparing: a comparison that had to
+//! would wait for a cache miss, and keys often share long prefixes
+//! (`urn:nbn:de:…`). Handles are sorted by bytes 4..20 (every key starts
+//! with `urn:`); each run of handles that tie is then given the key's next
+//! 16 bytes, read once per handle, and sorted again, and so on (a
+//! most-significant-digit radix sort with 128-bit digits). Keys hold no
+//! zero bytes, so zero padding puts a shorter key first, as byte order
+//! does.
 
 use rayon::prelude::*;
 
@@ -21,6 +29,7 @@ pub struct SortedEntries<'t> {
 /// Bits of a handle's third word that hold the arena offset (the index
 /// addresses 40; the table number goes above).
 const OFFSET_BITS: u32 = 48;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
 impl<'t> SortedEntries<'t> {
     /// Memory per entry while sorted.
@@ -31,12 +40,11 @@ impl<'t> SortedEntries<'t> {
         let mut handles = Vec::with_capacity(tables.iter().map(KeyTable::len).sum());
         for (t, table) in tables.iter().enumerate() {
             handles.extend(table.iter_offsets().map(|(offset, e)| {
-                let prefix = sort_prefix(e.key);
-                [(prefix >> 64) as u64, prefix as u64, (t as u64) << OFFSET_BITS | offset]
+                let digit = digit_at(e.key, 4);
+                [(digit >> 64) as u64, digit as u64, (t as u64) << OFFSET_BITS | offset]
             }));
         }
-        let key = |h: &[u64; 3]| tables[(h[2] >> OFFSET_BITS) as usize].key_at(h[2] & ((1 << OFFSET_BITS) - 1));
-        handles.par_sort_unstable_by(|a, b| (a[0], a[1]).cmp(&(b[0], b[1])).then_with(|| key(a).cmp(key(b))));
+        sort_from(&mut handles, 4, tables);
         SortedEntries { tables, handles }
     }
 
@@ -50,21 +58,51 @@ impl<'t> SortedEntries<'t> {
         self.handles.is_empty()
     }
 
-    /// The entries in key order.
+    /// The entries in key order. Each is decoded from its table as it is
+    /// handed out, with the entries a few places ahead prefetched: in key
+    /// order they are all over memory.
     pub fn iter(&self) -> impl Iterator<Item = Entry<'t>> + '_ {
         let tables = self.tables;
-        self.handles
-            .iter()
-            .map(move |h| tables[(h[2] >> OFFSET_BITS) as usize].entry_at(h[2] & ((1 << OFFSET_BITS) - 1)))
+        let at = move |h: &[u64; 3]| (&tables[(h[2] >> OFFSET_BITS) as usize], h[2] & OFFSET_MASK);
+        self.handles.iter().enumerate().map(move |(i, h)| {
+            if let Some(ahead) = self.handles.get(i + AHEAD) {
+                let (table, offset) = at(ahead);
+                table.prefetch_entry_at(offset);
+            }
+            let (table, offset) = at(h);
+            table.entry_at(offset)
+        })
     }
 }
 
-/// Bytes 4..20 of `key` as a big-endian integer, zero-padded: ordering by
-/// it agrees with ordering by the bytes wherever the two differ there (keys
-/// hold no zero bytes, so padding sorts a shorter key first, as bytes do).
-fn sort_prefix(key: &[u8]) -> u128 {
+/// How far ahead [`SortedEntries::iter`] prefetches.
+const AHEAD: usize = 8;
+
+/// Sorts `handles`, whose first two words hold bytes `from..from + 16` of
+/// their keys, by key bytes (see the module docs).
+fn sort_from(handles: &mut [[u64; 3]], from: usize, tables: &[KeyTable]) {
+    let key = |h: &[u64; 3]| tables[(h[2] >> OFFSET_BITS) as usize].key_at(h[2] & OFFSET_MASK);
+    handles.par_sort_unstable_by_key(|h| (h[0], h[1]));
+    let next = from + 16;
+    for run in handles.chunk_by_mut(|a, b| (a[0], a[1]) == (b[0], b[1])) {
+        // A run of two or more tied on these 16 bytes; distinct keys differ
+        // further on, unless all of them ended already (equal keys).
+        if run.len() > 1 && run.iter().any(|h| key(h).len() > next) {
+            for h in run.iter_mut() {
+                let digit = digit_at(key(h), next);
+                (h[0], h[1]) = ((digit >> 64) as u64, digit as u64);
+            }
+            sort_from(run, next, tables);
+        }
+    }
+}
+
+/// Bytes `from..from + 16` of `key` as a big-endian integer, zero-padded:
+/// ordering by it agrees with ordering by the bytes wherever the two differ
+/// there.
+fn digit_at(key: &[u8], from: usize) -> u128 {
     let mut bytes = [0u8; 16];
-    let tail = key.get(4..).unwrap_or_default();
+    let tail = key.get(from..).unwrap_or_default();
     let n = tail.len().min(16);
     bytes[..n].copy_from_slice(&tail[..n]);
     u128::from_be_bytes(bytes)

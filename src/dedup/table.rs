@@ -284,10 +284,15 @@ impl KeyTable {
     /// slot itself was prefetched earlier).
     fn prefetch_entry(&self, hash: u64) {
         if let Some(&slot) = self.home(hash).filter(|&&s| s != 0 && Slot::matches(s, hash)) {
-            // Header and a typical key: 64 bytes, over at most two lines.
-            let bytes = self.arena.tail(Slot::offset(slot));
-            prefetch_ends(&bytes[..bytes.len().min(64)]);
+            self.prefetch_entry_at(Slot::offset(slot));
         }
+    }
+
+    /// Prefetches the entry at `offset`: its header and a typical key,
+    /// 64 bytes over at most two cache lines.
+    pub(super) fn prefetch_entry_at(&self, offset: u64) {
+        let bytes = self.arena.tail(offset);
+        prefetch_ends(&bytes[..bytes.len().min(64)]);
     }
 
     /// The slot holding `key` (`Ok`), or the empty slot where it belongs
