@@ -79,22 +79,35 @@ impl<'t> SortedEntries<'t> {
 const AHEAD: usize = 8;
 
 /// Sorts `handles`, whose first two words hold bytes `from..from + 16` of
-/// their keys, by key bytes (see the module docs).
+/// their keys, by key bytes (see the module docs). Runs of ties are
+/// resolved in parallel, each reading its keys' next 16 bytes with the
+/// entries a few places ahead prefetched.
 fn sort_from(handles: &mut [[u64; 3]], from: usize, tables: &[KeyTable]) {
-    let key = |h: &[u64; 3]| tables[(h[2] >> OFFSET_BITS) as usize].key_at(h[2] & OFFSET_MASK);
+    let at = |h: &[u64; 3]| (&tables[(h[2] >> OFFSET_BITS) as usize], h[2] & OFFSET_MASK);
+    let key = |h: &[u64; 3]| {
+        let (table, offset) = at(h);
+        table.key_at(offset)
+    };
     handles.par_sort_unstable_by_key(|h| (h[0], h[1]));
     let next = from + 16;
-    for run in handles.chunk_by_mut(|a, b| (a[0], a[1]) == (b[0], b[1])) {
-        // A run of two or more tied on these 16 bytes; distinct keys differ
-        // further on, unless all of them ended already (equal keys).
-        if run.len() > 1 && run.iter().any(|h| key(h).len() > next) {
-            for h in run.iter_mut() {
-                let digit = digit_at(key(h), next);
-                (h[0], h[1]) = ((digit >> 64) as u64, digit as u64);
-            }
-            sort_from(run, next, tables);
+    let mut ties: Vec<&mut [[u64; 3]]> =
+        handles.chunk_by_mut(|a, b| (a[0], a[1]) == (b[0], b[1])).filter(|run| run.len() > 1).collect();
+    ties.par_iter_mut().for_each(|run| {
+        // Distinct keys differ further on, unless all of them ended
+        // already (equal keys, which one table never holds).
+        if run.iter().all(|h| key(h).len() <= next) {
+            return;
         }
-    }
+        for i in 0..run.len() {
+            if let Some(ahead) = run.get(i + AHEAD) {
+                let (table, offset) = at(ahead);
+                table.prefetch_entry_at(offset);
+            }
+            let digit = digit_at(key(&run[i]), next);
+            (run[i][0], run[i][1]) = ((digit >> 64) as u64, digit as u64);
+        }
+        sort_from(run, next, tables);
+    });
 }
 
 /// Bytes `from..from + 16` of `key` as a big-endian integer, zero-padded:
