@@ -463,12 +463,19 @@ mod tests {
         e.raw.to_vec()
     }
 
+    /// A table of (key, raw form, offset in file 0, count), inserted in order.
+    fn table_of(occurrences: &[(&str, &str, u64, u64)]) -> KeyTable {
+        let mut t = KeyTable::new();
+        for &(key, raw, offset, count) in occurrences {
+            t.insert(key.as_bytes(), raw.as_bytes(), at(0, offset), count);
+        }
+        t
+    }
+
     #[test]
     fn counts_and_first_seen() {
-        let mut t = KeyTable::new();
-        t.insert(b"urn:ab:x", b"URN:AB:x", at(0, 5), 1);
-        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 9), 1);
-        t.insert(b"urn:cd:y", b"urn:cd:y", at(0, 1), 1);
+        let t =
+            table_of(&[("urn:ab:x", "URN:AB:x", 5, 1), ("urn:ab:x", "urn:ab:x", 9, 1), ("urn:cd:y", "urn:cd:y", 1, 1)]);
         assert_eq!(t.len(), 2);
         let sorted = t.sorted();
         assert_eq!(sorted[0].key, b"urn:ab:x");
@@ -480,12 +487,13 @@ mod tests {
 
     #[test]
     fn an_earlier_occurrence_replaces_the_first_seen_form() {
-        let mut t = KeyTable::new();
-        t.insert(b"urn:ab:x", b"urn:ab:x#late", at(0, 9), 2);
-        t.insert(b"urn:cd:y", b"urn:cd:y", at(0, 10), 1);
-        t.insert(b"urn:ab:x", b"URN:ab:x?+early", at(0, 3), 1);
-        // A later one changes nothing but the count.
-        t.insert(b"urn:ab:x", b"urn:ab:x", at(0, 4), 1);
+        let mut t = table_of(&[
+            ("urn:ab:x", "urn:ab:x#late", 9, 2),
+            ("urn:cd:y", "urn:cd:y", 10, 1),
+            ("urn:ab:x", "URN:ab:x?+early", 3, 1),
+            // A later one changes nothing but the count.
+            ("urn:ab:x", "urn:ab:x", 4, 1),
+        ]);
         assert_eq!(t.len(), 2);
         let all: Vec<Entry> = t.iter().collect();
         assert_eq!(all.len(), 2, "the replaced entry is not listed twice");
