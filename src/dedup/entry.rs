@@ -19,7 +19,7 @@
 //! varints, and the suffix. Anything else (a caller's raw form that is not
 //! of that shape) is stored whole behind the varint `1`. On a generated
 //! dataset where half of the first-seen forms differ from their keys, this
-//! stores 5 bytes per key where a copy of the raw form took 21.
+//! stores 5.6 bytes per key where a copy of the raw form took 20.7.
 
 use std::io::{self, Write};
 
