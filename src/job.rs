@@ -167,7 +167,7 @@ pub struct Outcome {
     pub totals: Totals,
     /// Distinct keys (empty unless [`JobOptions::keys`]).
     pub table: ShardedTable,
-    /// Input names by index ([`Position::file`]), `-` for stdin.
+    /// Input names by index ([`Position::file`](crate::Position::file)), `-` for stdin.
     pub inputs: Vec<String>,
 }
 

@@ -35,13 +35,15 @@
 //! ever merges another thread's table:
 //!
 //! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): trim,
-//!    parse, write the key into a reused buffer, hash it, and append a
-//!    24-byte record (line, where the text is, where the key is) to one of
+//!    parse, hash the key ([`key_hash`]), and append a 24-byte record
+//!    (hash, line, where the text is, where the key is) to one of
 //!    64 partitions chosen by the key's hash. The key is copied to a side
 //!    buffer only when it is not the start of the line's text (most lines
 //!    are written in key form, components aside).
 //! 2. *Count* (rayon over the 64 partitions): each partition owns one
-//!    [`KeyTable`] and inserts its records, chunk by chunk, in line order.
+//!    [`KeyTable`] and inserts its records, chunk by chunk, in line order,
+//!    through [`KeyTable::insert_batch`], which prefetches the table's memory
+//!    for the records ahead.
 //!
 //! Partitions hold disjoint keys, so there is nothing to merge, the result
 //! does not depend on the number of threads or on chunk boundaries, and each
@@ -58,8 +60,9 @@
 //! Why not one table per thread, merged at the end (as `scan --unique`
 //! does)? The merge is sequential and inserts every key of every table once
 //! more, so with many distinct keys a large share of the work would not
-//! run in parallel. Partitioning costs one more
-//! hash per line and 24 bytes of record per line of the current block.
+//! run in parallel. Partitioning costs 24 bytes of record per line of the
+//! current block; the hash that picks the partition also places the key in
+//! its table, so each line is hashed once.
 //!
 //! # Memory
 //!
@@ -131,10 +134,11 @@ use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::source::Whole;
 
-/// Default bytes per block of input: small, because a block's bytes and its records (24 bytes per line) are
-/// held on top of the key tables, and larger blocks were no faster: on a
-/// 375 MB dataset of 10 M lines, 4 MiB and 64 MiB blocks ran within the
-/// noise of each other while the peak RSS went from 197 to 302 MiB.
+/// Default bytes per block of input: small, because a block's bytes and its
+/// records (24 bytes per line) are held on top of the key tables, and larger
+/// blocks were no faster: on a 375 MB dataset of 10 M lines, 4 MiB and
+/// 64 MiB blocks ran within the noise of each other while the peak RSS went
+/// from 197 to 302 MiB.
 pub const DEFAULT_BLOCK_SIZE: usize = 4 << 20;
 /// Smallest block; also the length after which a streamed line is condensed.
 pub const MIN_BLOCK_SIZE: usize = LONG_LINE;

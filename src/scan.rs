@@ -22,7 +22,7 @@
 //! past the start of chunk *k*, chunk *k* is rescanned from *e* until the
 //! rescan reports a URN at an offset the first pass also reported — from
 //! there on both passes agree, because everything after a reported URN
-//! depends only on where it ends. URNs are at most [`MAX_URN_LEN`](crate::MAX_URN_LEN) bytes, so
+//! depends only on where it ends. URNs are at most [`MAX_URN_LEN`] bytes, so
 //! such straddles are rare and the rescan short. The result is equal, event
 //! for event, to the sequential reference (a property test checks it for
 //! chunk sizes down to one byte).

@@ -34,9 +34,9 @@
 //! comes from the low bits and its tag from bits 24..48, so a shard's keys
 //! still spread over its whole index.
 
-mod entry;
-mod sorted;
-mod table;
+pub mod entry;
+pub mod sorted;
+pub mod table;
 
 use std::borrow::Cow;
 

@@ -12,7 +12,7 @@
 //! Every grammar decision is a lookup in the tables of [`class`]. The bulk
 //! of a URN, the run of NSS (or component) characters and `%HH` escapes
 //! between two delimiters, is one call to
-//! [`ClassRun`](crate::platform::simd::class::ClassRun): an AVX2 kernel that
+//! [`ClassRun`]: an AVX2 kernel that
 //! checks 64 bytes per step, escapes included, against the same tables in
 //! `vpshufb` form (a byte loop over the tables on short inputs and other
 //! CPUs). Only the delimiters `?`, `#`, a bad byte and the end take the
