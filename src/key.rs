@@ -74,13 +74,14 @@ pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>
     let name = &urn[..name_end];
     let nid_end = 4 + memchr::memchr(b':', name.get(4..)?)?;
     let nss = &name[nid_end + 1..];
-    // Every "%" must have its two digits inside the name; checking the last
-    // one is enough.
-    if memchr::memrchr(b'%', nss).is_some_and(|p| p + 3 > nss.len()) {
-        return None;
+    // One pass over the escapes: every "%" must have its two digits inside
+    // the name, and any lower-case digit means the key must fix it.
+    let mut lower_hex = false;
+    for p in memchr::memchr_iter(b'%', nss) {
+        let digits = nss.get(p + 1..p + 3)?;
+        lower_hex |= digits.iter().any(|b| matches!(b, b'a'..=b'f'));
     }
     let upper_name = &name[..4] != b"urn:" || name[4..nid_end].iter().any(u8::is_ascii_uppercase);
-    let lower_hex = memchr::memchr_iter(b'%', nss).any(|p| nss[p + 1..p + 3].iter().any(|b| matches!(b, b'a'..=b'f')));
     Some(key_bytes(name, Fixes { nid_end, name: upper_name, hex: lower_hex }))
 }
 

@@ -242,10 +242,17 @@ fn write_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads the varint at `*at` and moves past it. Entries are written by
-/// [`encode`], so the bytes are always there.
+/// [`encode`], so the bytes are always there. Most header fields fit one
+/// byte, which is the inlined case.
+#[inline(always)]
 fn read_varint(b: &[u8], at: &mut usize) -> u64 {
-    let mut v = 0u64;
-    let mut shift = 0;
+    let first = b[*at];
+    *at += 1;
+    if first < 0x80 {
+        return u64::from(first);
+    }
+    let mut v = u64::from(first & 0x7f);
+    let mut shift = 7;
     loop {
         let byte = b[*at];
         *at += 1;

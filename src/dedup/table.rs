@@ -228,9 +228,8 @@ impl KeyTable {
             self.grow();
         }
         match self.find(hash, key) {
-            Ok(slot) => {
-                let offset = Slot::offset(self.index[slot]);
-                let header = self.add_count(offset, count);
+            Ok((slot, header)) => {
+                self.add_count(Slot::offset(self.index[slot]), &header, count);
                 if at < header.first && accept() {
                     self.replace(slot, raw, at);
                 }
@@ -295,9 +294,10 @@ impl KeyTable {
         prefetch_ends(&bytes[..bytes.len().min(64)]);
     }
 
-    /// The slot holding `key` (`Ok`), or the empty slot where it belongs
-    /// (`Err`). The index is never full, so the probe ends.
-    fn find(&self, hash: u64, key: &[u8]) -> Result<usize, usize> {
+    /// The slot holding `key` and its entry's header (`Ok`), or the empty
+    /// slot where it belongs (`Err`). The index is never full, so the probe
+    /// ends.
+    fn find(&self, hash: u64, key: &[u8]) -> Result<(usize, Header), usize> {
         let mask = self.index.len() - 1;
         let mut i = hash as usize & mask;
         loop {
@@ -305,8 +305,12 @@ impl KeyTable {
             if slot == 0 {
                 return Err(i);
             }
-            if Slot::matches(slot, hash) && self.key_at(Slot::offset(slot)) == key {
-                return Ok(i);
+            if Slot::matches(slot, hash) {
+                let bytes = self.arena.tail(Slot::offset(slot));
+                let header = Header::decode(bytes);
+                if &bytes[header.len..header.len + header.key_len] == key {
+                    return Ok((i, header));
+                }
             }
             i = (i + 1) & mask;
         }
@@ -337,11 +341,9 @@ impl KeyTable {
         &bytes[header.len..header.len + header.key_len]
     }
 
-    /// Adds `n` to the count of the entry at `offset`; returns its header
-    /// as it was.
-    fn add_count(&mut self, offset: u64, n: u64) -> Header {
-        let bytes = self.arena.tail_mut(offset);
-        let header = Header::decode(bytes);
+    /// Adds `n` to the count of the entry at `offset`, whose header is
+    /// `header`.
+    fn add_count(&mut self, offset: u64, header: &Header, n: u64) {
         let total = u64::from(header.count) + n;
         let field = if total <= COUNT_MAX {
             total
@@ -349,8 +351,7 @@ impl KeyTable {
             *self.overflow.entry(offset).or_default() += total;
             0
         };
-        bytes[..2].copy_from_slice(&(field as u16).to_le_bytes());
-        header
+        self.arena.tail_mut(offset)[..2].copy_from_slice(&(field as u16).to_le_bytes());
     }
 
     fn count_at(&self, offset: u64, header: &Header) -> u64 {
