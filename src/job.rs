@@ -40,7 +40,7 @@ use crate::dedup::{KeyBatch, ShardedTable};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
 use crate::grammar::{parse, Grammar};
-use crate::key::key_of_valid;
+use crate::key::key_shape;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
     self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
@@ -366,17 +366,12 @@ pub struct Origin {
 /// off their bytes without parsing them again.
 pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
     let Origin { file, base, grammar, mapped } = origin;
-    let recheck = mapped.then_some(grammar);
-    let mut batch = KeyBatch::new(file, base, recheck);
-    if events.is_empty() {
-        return batch;
-    }
-    batch.reset(file, base, recheck, events.len());
+    let mut batch = KeyBatch::new(file, base, mapped.then_some(grammar), events.len());
     for event in events {
         if let Event::Urn { offset, len } = *event {
             let raw = &hay[offset..offset + len];
-            if let Some(key) = key_of_valid(raw, grammar) {
-                batch.push(offset, raw, key);
+            if let Some((name, fixes)) = key_shape(raw, grammar) {
+                batch.push(offset, raw, name, fixes);
             }
         }
     }

@@ -25,9 +25,16 @@ pub(crate) struct Fixes {
     pub hex: bool,
 }
 
+impl Fixes {
+    /// Whether the name already is the key.
+    pub fn none(&self) -> bool {
+        !self.name && !self.hex
+    }
+}
+
 /// The key of `name` (`urn:NID:NSS`, already validated, no components).
 pub(crate) fn key_bytes(name: &[u8], fixes: Fixes) -> Cow<'_, [u8]> {
-    if !fixes.name && !fixes.hex {
+    if fixes.none() {
         Cow::Borrowed(name)
     } else {
         let mut out = Vec::with_capacity(name.len());
@@ -56,17 +63,26 @@ pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
 }
 
 /// The key of `urn`, a whole URN already validated under `grammar` (as the
-/// scanner reports them), without validating it again: the NID ends at the
-/// first `:` after `urn:`, and under RFC 8141 the assigned name ends at the
-/// first `?` or `#` (neither can occur in an NSS); RFC 2141 has no
-/// components, so there the name is the whole URN. The fix-ups are found by
-/// looking at the scheme, the NID and the digits after each `%`.
+/// scanner reports them), without validating it again; see [`key_shape`].
+/// Allocates when the key is not the URN's own start: for one key at a
+/// time; many go through [`key_shape`] and [`write_key`] into one buffer.
+pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>> {
+    key_shape(urn, grammar).map(|(name, fixes)| key_bytes(name, fixes))
+}
+
+/// The assigned name of `urn`, a whole URN already validated under
+/// `grammar`, and the fix-ups its key needs, found without validating it
+/// again: the NID ends at the first `:` after `urn:`, and under RFC 8141
+/// the assigned name ends at the first `?` or `#` (neither can occur in an
+/// NSS); RFC 2141 has no components, so there the name is the whole URN.
+/// The fix-ups are found by looking at the scheme, the NID and the digits
+/// after each `%`.
 ///
 /// The bytes may have changed since they were validated (a file mapping
 /// being rewritten), so nothing here trusts them: `None` when they no longer
 /// have the shape the key needs. Other damage yields a key that the caller
 /// must check before keeping it.
-pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>> {
+pub(crate) fn key_shape(urn: &[u8], grammar: Grammar) -> Option<(&[u8], Fixes)> {
     let name_end = match grammar {
         Grammar::Rfc8141 => memchr::memchr2(b'?', b'#', urn).unwrap_or(urn.len()),
         Grammar::Rfc2141 => urn.len(),
@@ -82,7 +98,7 @@ pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>
         lower_hex |= digits.iter().any(|b| matches!(b, b'a'..=b'f'));
     }
     let upper_name = &name[..4] != b"urn:" || name[4..nid_end].iter().any(u8::is_ascii_uppercase);
-    Some(key_bytes(name, Fixes { nid_end, name: upper_name, hex: lower_hex }))
+    Some((name, Fixes { nid_end, name: upper_name, hex: lower_hex }))
 }
 
 #[cfg(test)]

@@ -38,11 +38,10 @@ pub mod entry;
 pub mod sorted;
 pub mod table;
 
-use std::borrow::Cow;
-
 use rayon::prelude::*;
 
 use crate::grammar::Grammar;
+use crate::key::{write_key, Fixes};
 
 pub use entry::{Entry, Position, Raw};
 pub use sorted::SortedEntries;
@@ -94,7 +93,7 @@ impl ShardedTable {
         self.shards.iter().all(KeyTable::is_empty)
     }
 
-    /// Bytes held by the shards' arenas, records and indexes.
+    /// Bytes held by the shards' arenas and indexes.
     pub fn heap_bytes(&self) -> usize {
         self.shards.iter().map(KeyTable::heap_bytes).sum()
     }
@@ -159,29 +158,17 @@ struct Note {
 const BORROWED: u32 = u32::MAX;
 
 impl KeyBatch {
-    /// An empty batch of URNs from input `file`, whose buffer starts at
-    /// byte `base` of that input. With `recheck`, the buffer may change
-    /// while it is read (a shared file mapping): a URN becomes a new key or
-    /// first-seen form only if its bytes still give the same key and hash
-    /// under that grammar ([`KeyTable::insert_if`]).
-    pub fn new(file: u32, base: u64, recheck: Option<Grammar>) -> KeyBatch {
-        KeyBatch { file, base, recheck, notes: vec![Vec::new(); SHARDS], keys: Vec::new() }
-    }
-
-    /// Empties the batch for `urns` URNs of another buffer (as
-    /// [`KeyBatch::new`]), keeping its memory.
-    pub fn reset(&mut self, file: u32, base: u64, recheck: Option<Grammar>, urns: usize) {
-        self.file = file;
-        self.base = base;
-        self.recheck = recheck;
-        self.keys.clear();
+    /// An empty batch for about `urns` URNs from input `file`, whose
+    /// buffer starts at byte `base` of that input. With `recheck`, the
+    /// buffer may change while it is read (a shared file mapping): a URN
+    /// becomes a new key or first-seen form only if its bytes still give
+    /// the same key and hash under that grammar ([`KeyTable::insert_if`]).
+    pub fn new(file: u32, base: u64, recheck: Option<Grammar>, urns: usize) -> KeyBatch {
         // Hashes spread evenly; a quarter more than the mean absorbs the
         // spread, and a rare overflow just grows that one vector.
-        let per_shard = urns / SHARDS + urns / SHARDS / 4 + 4;
-        for notes in &mut self.notes {
-            notes.clear();
-            notes.reserve(per_shard);
-        }
+        let per_shard = if urns == 0 { 0 } else { urns / SHARDS + urns / SHARDS / 4 + 4 };
+        let notes = (0..SHARDS).map(|_| Vec::with_capacity(per_shard)).collect();
+        KeyBatch { file, base, recheck, notes, keys: Vec::new() }
     }
 
     /// Whether no URN was added.
@@ -189,24 +176,22 @@ impl KeyBatch {
         self.notes.iter().all(Vec::is_empty)
     }
 
-    /// Adds the URN `raw`, found at `offset` of the buffer, whose key is
-    /// `key`. Both are URNs, at most [`crate::MAX_URN_LEN`] bytes. A
-    /// borrowed key is the start of `raw` (as [`crate::Urn::key`] borrows
-    /// it) and is not copied; an owned one is.
-    pub fn push(&mut self, offset: usize, raw: &[u8], key: Cow<'_, [u8]>) {
-        let hash = key_hash(&key);
-        let key_at = match &key {
-            Cow::Borrowed(k) => {
-                debug_assert!(raw.starts_with(k));
-                BORROWED
-            }
-            Cow::Owned(k) => {
-                let at = self.keys.len() as u32;
-                self.keys.extend_from_slice(k);
-                at
-            }
+    /// Adds the URN `raw`, found at `offset` of the buffer, whose assigned
+    /// name `name` (the start of `raw`) becomes its key with `fixes` (as
+    /// [`crate::key::key_shape`] gives them). URNs are at most
+    /// [`crate::MAX_URN_LEN`] bytes. A name that already is the key is not
+    /// copied; other keys are written straight into the batch's buffer, so
+    /// nothing is allocated per URN.
+    pub(crate) fn push(&mut self, offset: usize, raw: &[u8], name: &[u8], fixes: Fixes) {
+        debug_assert!(raw.starts_with(name));
+        let (key_at, hash) = if fixes.none() {
+            (BORROWED, key_hash(name))
+        } else {
+            let at = self.keys.len();
+            write_key(name, fixes, &mut self.keys);
+            (at as u32, key_hash(&self.keys[at..]))
         };
-        let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: key.len() as u16 };
+        let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
         self.notes[shard_of(hash)].push(note);
     }
 
@@ -238,6 +223,7 @@ fn still_consistent(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::key_shape;
 
     fn at(file: u32, offset: u64) -> Position {
         Position { file, offset }
@@ -286,14 +272,12 @@ mod tests {
             let batches: Vec<KeyBatch> = urns
                 .chunks(slice)
                 .map(|chunk| {
-                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
+                    // The batch path (keys from key_shape); the reference
+                    // takes its keys from a full parse.
+                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), chunk.len());
                     for (offset, raw) in chunk {
-                        let urn = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap();
-                        let key: Cow<[u8]> = match urn.key() {
-                            Cow::Borrowed(k) => Cow::Borrowed(k.as_bytes()),
-                            Cow::Owned(k) => Cow::Owned(k.into_bytes()),
-                        };
-                        b.push(*offset as usize, raw.as_bytes(), key);
+                        let (name, fixes) = key_shape(raw.as_bytes(), Grammar::Rfc8141).unwrap();
+                        b.push(*offset as usize, raw.as_bytes(), name, fixes);
                     }
                     b
                 })
@@ -327,14 +311,15 @@ mod tests {
     fn changed_bytes_never_become_keys() {
         // The batch saw "urn:ab:c"; by the time it is inserted the bytes read
         // "urn:ab:\0" (a concurrent writer). Nothing is kept.
-        let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141));
-        b.push(0, b"urn:ab:c", Cow::Borrowed(b"urn:ab:c"));
+        let (name, fixes) = key_shape(b"urn:ab:c", Grammar::Rfc8141).unwrap();
+        let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), 1);
+        b.push(0, b"urn:ab:c", name, fixes);
         let mut table = ShardedTable::new();
         table.absorb(&[(&b, &b"urn:ab:\0"[..])]);
         assert!(table.is_empty());
         // Without the recheck (bytes that cannot change), the batch is trusted.
-        let mut b = KeyBatch::new(0, 0, None);
-        b.push(0, b"urn:ab:c", Cow::Borrowed(b"urn:ab:c"));
+        let mut b = KeyBatch::new(0, 0, None, 1);
+        b.push(0, b"urn:ab:c", name, fixes);
         table.absorb(&[(&b, &b"urn:ab:c"[..])]);
         assert_eq!(table.len(), 1);
     }
