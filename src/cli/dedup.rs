@@ -26,7 +26,7 @@ use urnscan::source::{
 use urnscan::UrnError;
 
 use super::color::{self, Palette};
-use super::output::{csv_field, json_str, nid_of_key, thousands};
+use super::output::{csv_field, json_str, nid_of_key, thousands, write_u64};
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, DedupArgs, Ui};
 
@@ -301,7 +301,8 @@ impl<'a, W: Write> Printer<'a, W> {
         match self.format {
             DedupFormat::Text => {
                 if self.count {
-                    write!(self.out, "{}\t", e.count)?;
+                    write_u64(&mut self.out, e.count)?;
+                    self.out.write_all(b"\t")?;
                 }
                 if self.keys {
                     self.out.write_all(e.key)?;

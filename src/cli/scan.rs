@@ -14,7 +14,7 @@ use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
-use super::output::{csv_field, json_str, nid_of_key, thousands};
+use super::output::{csv_field, json_str, nid_of_key, thousands, write_u64};
 use super::progress::{self, Progress};
 use super::{grammar, Format, MmapArg, ScanArgs, Ui};
 
@@ -128,7 +128,8 @@ impl<W: Write> Printer<'_, W> {
         match self.format {
             Format::Text => {
                 // Raw forms are ASCII: written as they are, without a UTF-8 check.
-                write!(self.out, "{}\t", e.count)?;
+                write_u64(&mut self.out, e.count)?;
+                self.out.write_all(b"\t")?;
                 e.raw.write_to(&mut self.out)?;
                 self.out.write_all(b"\n")
             }
@@ -173,8 +174,16 @@ impl<W: Write> Sink for Printer<'_, W> {
         }
         self.header("path,offset,urn,key,nid")?;
         match self.format {
-            Format::Text if self.with_path => writeln!(self.out, "{}:{offset}:{urn}", file.name),
-            Format::Text => writeln!(self.out, "{offset}:{urn}"),
+            Format::Text => {
+                if self.with_path {
+                    self.out.write_all(file.name.as_bytes())?;
+                    self.out.write_all(b":")?;
+                }
+                write_u64(&mut self.out, offset)?;
+                self.out.write_all(b":")?;
+                self.out.write_all(urn.as_bytes())?;
+                self.out.write_all(b"\n")
+            }
             Format::Jsonl | Format::Json => {
                 self.out.write_all(b"{\"path\":")?;
                 json_str(&mut self.out, file.name)?;
