@@ -41,18 +41,21 @@ pub fn nid_of_key(key: &str) -> &str {
 /// `write!` with `{}` goes through the formatting machinery for every one
 /// of them: on URN-dense text it was a third of a plain `scan`'s
 /// instructions.
-pub fn write_u64(out: &mut impl Write, mut n: u64) -> io::Result<()> {
-    let mut digits = [0u8; 20]; // u64::MAX has 20
-    let mut at = digits.len();
+pub fn write_u64(out: &mut impl Write, n: u64) -> io::Result<()> {
+    out.write_all(decimal(n, &mut [0; 20]))
+}
+
+/// The decimal digits of `n`, written at the end of `buf` (u64::MAX has 20).
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
     loop {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
+        buf[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &buf[at..];
         }
     }
-    out.write_all(&digits[at..])
 }
 
 /// `1234567` as `1,234,567`.
@@ -66,6 +69,40 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Length of [`thousands`]`(n)`.
+pub fn thousands_len(n: u64) -> usize {
+    let digits = n.checked_ilog10().unwrap_or(0) as usize + 1;
+    digits + (digits - 1) / 3
+}
+
+/// Writes [`thousands`]`(n)` without allocating.
+pub fn write_thousands(out: &mut impl Write, n: u64) -> io::Result<()> {
+    let mut buf = [0; 20];
+    let digits = decimal(n, &mut buf);
+    let mut text = [0u8; 26]; // 20 digits and 6 commas
+    let mut at = 0;
+    for (i, &d) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            text[at] = b',';
+            at += 1;
+        }
+        text[at] = d;
+        at += 1;
+    }
+    out.write_all(&text[..at])
+}
+
+/// Writes `n` spaces.
+pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
+    const SPACES: &[u8; 64] = &[b' '; 64];
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.write_all(&SPACES[..k])?;
+        n -= k;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -89,6 +126,24 @@ mod tests {
                 assert_eq!(out, n.to_string().as_bytes());
             }
         }
+    }
+
+    #[test]
+    fn grouped_digits_without_allocating_match_thousands() {
+        for p in 0..20 {
+            let ten = 10u64.pow(p);
+            for n in [ten - 1, ten, ten + 1, u64::MAX] {
+                let mut out = Vec::new();
+                write_thousands(&mut out, n).unwrap();
+                let want = thousands(n);
+                assert_eq!(String::from_utf8(out).unwrap(), want);
+                assert_eq!(thousands_len(n), want.len(), "{n}");
+            }
+        }
+        assert_eq!(thousands(1234567), "1,234,567");
+        let mut out = Vec::new();
+        pad(&mut out, 130).unwrap();
+        assert_eq!(out, vec![b' '; 130]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
-use super::output::{csv_field, json_str, nid_of_key, thousands, write_u64};
+use super::output::{csv_field, json_str, nid_of_key, pad, thousands, thousands_len, write_thousands, write_u64};
 use super::progress::{self, Progress};
 use super::{grammar, Format, MmapArg, ScanArgs, Ui};
 
@@ -281,18 +281,28 @@ fn write_stats_text(
     gbps: f64,
     palette: Palette,
 ) -> io::Result<()> {
-    let counts: Vec<(String, String)> = nids.iter().map(|s| (thousands(s.occurrences), thousands(s.unique))).collect();
     // Every cell is padded before it is styled, so codes never shift a column.
     let nid_w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
     let class_w = 12; // "unregistered"
-    let occ_w = counts.iter().map(|c| c.0.len()).max().unwrap_or(0).max(14);
-    let uniq_w = counts.iter().map(|c| c.1.len()).max().unwrap_or(0).max(12);
+    let occ_w = nids.iter().map(|s| thousands_len(s.occurrences)).max().unwrap_or(0).max(14);
+    let uniq_w = nids.iter().map(|s| thousands_len(s.unique)).max().unwrap_or(0).max(12);
     let header = format!("{:<nid_w$}  {:<class_w$}  {:>occ_w$}  {:>uniq_w$}", "nid", "class", "occurrences", "unique");
     writeln!(out, "{}", palette.paint(HEADER, &header))?;
-    for (s, (occurrences, unique)) in nids.iter().zip(&counts) {
-        let class = format!("{:<class_w$}", s.class);
-        let class = palette.paint(color::nid_class(s.class), &class);
-        writeln!(out, "{:<nid_w$}  {class}  {occurrences:>occ_w$}  {unique:>uniq_w$}", s.nid)?;
+    // A dataset can hold hundreds of thousands of NIDs: the rows are written
+    // piece by piece, each class cell formatted once.
+    let mut class_cells: HashMap<&str, String> = HashMap::new();
+    for s in nids {
+        let class = class_cells
+            .entry(s.class)
+            .or_insert_with(|| palette.paint(color::nid_class(s.class), &format!("{:<class_w$}", s.class)).to_string());
+        out.write_all(s.nid.as_bytes())?;
+        pad(out, nid_w - s.nid.len() + 2)?;
+        out.write_all(class.as_bytes())?;
+        pad(out, 2 + occ_w - thousands_len(s.occurrences))?;
+        write_thousands(out, s.occurrences)?;
+        pad(out, 2 + uniq_w - thousands_len(s.unique))?;
+        write_thousands(out, s.unique)?;
+        out.write_all(b"\n")?;
     }
     writeln!(out)?;
     let rows: [(&str, String); 8] = [
