@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
@@ -251,13 +252,30 @@ struct NidStat {
 
 fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
     // One entry per distinct key: hashed with foldhash and kept as bytes;
-    // only the few distinct NIDs become strings.
-    let mut by_nid: HashMap<&[u8], (u64, u64), foldhash::fast::RandomState> = HashMap::default();
-    for e in table.iter() {
-        let slot = by_nid.entry(nid_bytes_of_key(e.key)).or_default();
-        slot.0 += e.count;
-        slot.1 += 1;
-    }
+    // only the distinct NIDs become strings. The shards are counted in
+    // parallel, a map per thread, merged at the end (sums, so the order
+    // of merging does not matter).
+    type ByNid<'t> = HashMap<&'t [u8], (u64, u64), foldhash::fast::RandomState>;
+    let by_nid: ByNid<'_> = table
+        .shards()
+        .par_iter()
+        .fold(ByNid::default, |mut by_nid, shard| {
+            for e in shard.iter() {
+                let slot = by_nid.entry(nid_bytes_of_key(e.key)).or_default();
+                slot.0 += e.count;
+                slot.1 += 1;
+            }
+            by_nid
+        })
+        .reduce(ByNid::default, |a, b| {
+            let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
+            for (nid, (occurrences, unique)) in small {
+                let slot = large.entry(nid).or_default();
+                slot.0 += occurrences;
+                slot.1 += unique;
+            }
+            large
+        });
     let classifier = NidClassifier::new();
     let mut stats: Vec<NidStat> = by_nid
         .into_iter()

@@ -119,6 +119,12 @@ impl ShardedTable {
         self.shards[shard_of(hash)].insert_hashed(hash, key, raw, at, count);
     }
 
+    /// The shards, whose entries are disjoint: for passes over the
+    /// entries in parallel.
+    pub fn shards(&self) -> &[KeyTable] {
+        &self.shards
+    }
+
     /// Entries, shard by shard, each shard in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> {
         self.shards.iter().flat_map(KeyTable::iter)
