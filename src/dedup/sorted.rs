@@ -37,13 +37,25 @@ impl<'t> SortedEntries<'t> {
 
     /// Sorts the entries of `tables` (in parallel).
     pub fn new(tables: &'t [KeyTable]) -> SortedEntries<'t> {
-        let mut handles = Vec::with_capacity(tables.iter().map(KeyTable::len).sum());
-        for (t, table) in tables.iter().enumerate() {
-            handles.extend(table.iter_offsets().map(|(offset, e)| {
-                let digit = digit_at(e.key, 4);
-                [(digit >> 64) as u64, digit as u64, (t as u64) << OFFSET_BITS | offset]
-            }));
+        let mut handles = vec![[0; 3]; tables.iter().map(KeyTable::len).sum()];
+        // Each table fills its own part of the handles, in parallel: a
+        // table holds exactly `len` live entries.
+        let mut parts = Vec::with_capacity(tables.len());
+        let mut rest = &mut handles[..];
+        for table in tables {
+            let (part, after) = rest.split_at_mut(table.len());
+            parts.push(part);
+            rest = after;
         }
+        parts.into_par_iter().zip(tables.par_iter().enumerate()).for_each(|(part, (t, table))| {
+            let mut filled = 0;
+            for (h, (offset, e)) in part.iter_mut().zip(table.iter_offsets()) {
+                let digit = digit_at(e.key, 4);
+                *h = [(digit >> 64) as u64, digit as u64, (t as u64) << OFFSET_BITS | offset];
+                filled += 1;
+            }
+            debug_assert_eq!(filled, part.len(), "a table's live entries are its len");
+        });
         sort_from(&mut handles, 4, tables);
         SortedEntries { tables, handles }
     }
