@@ -115,46 +115,33 @@ impl<W: Write> Printer<'_, W> {
         Ok(())
     }
 
+    /// The unique URNs in key order. Millions of lines take a while to
+    /// format, so blocks of entries are formatted in parallel, a few blocks
+    /// per thread at a time (bounded memory), and written in order.
     fn unique(&mut self, outcome: &Outcome) -> io::Result<()> {
+        const BLOCK: usize = 1 << 14;
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
-        for e in outcome.table.sorted().iter() {
-            let path = outcome.inputs.get(e.first.file as usize).map_or("", String::as_str);
-            self.unique_record(&e, path)?;
+        let sorted = outcome.table.sorted();
+        let format = self.format;
+        let blocks: Vec<usize> = (0..sorted.len()).step_by(BLOCK).collect();
+        for group in blocks.chunks(rayon::current_num_threads() * 2) {
+            let texts = group
+                .par_iter()
+                .map(|&start| {
+                    let mut text = Vec::with_capacity(BLOCK * 48);
+                    for e in sorted.iter_range(start..start + BLOCK) {
+                        let path = outcome.inputs.get(e.first.file as usize).map_or("", String::as_str);
+                        unique_record(&mut text, format, &e, path)?;
+                    }
+                    Ok(text)
+                })
+                .collect::<io::Result<Vec<Vec<u8>>>>()?;
+            for text in texts {
+                self.out.write_all(&text)?;
+            }
         }
         Ok(())
-    }
-
-    fn unique_record(&mut self, e: &Entry<'_>, path: &str) -> io::Result<()> {
-        match self.format {
-            Format::Text => {
-                // Raw forms are ASCII: written as they are, without a UTF-8 check.
-                write_u64(&mut self.out, e.count)?;
-                self.out.write_all(b"\t")?;
-                e.raw.write_to(&mut self.out)?;
-                self.out.write_all(b"\n")
-            }
-            Format::Jsonl | Format::Json => {
-                let key = ascii(e.key);
-                self.out.write_all(b"{\"key\":")?;
-                json_str(&mut self.out, key)?;
-                self.out.write_all(b",\"urn\":")?;
-                json_str(&mut self.out, ascii(&e.raw.to_vec()))?;
-                write!(self.out, ",\"count\":{},\"nid\":", e.count)?;
-                json_str(&mut self.out, nid_of_key(key))?;
-                self.out.write_all(b",\"path\":")?;
-                json_str(&mut self.out, path)?;
-                writeln!(self.out, ",\"offset\":{}}}", e.first.offset)
-            }
-            Format::Csv => {
-                let key = ascii(e.key);
-                let raw = e.raw.to_vec();
-                let fields =
-                    [key, ascii(&raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
-                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-                writeln!(self.out, "{}", line.join(","))
-            }
-        }
     }
 
     fn stats(&mut self, outcome: &Outcome, elapsed: f64) -> io::Result<()> {
@@ -240,6 +227,38 @@ impl<W: Write> Sink for Printer<'_, W> {
         self.out.flush()?;
         self.progress.suspend(|| self.ui.error(format_args!("{error}")));
         Ok(())
+    }
+}
+
+/// One line of `scan --unique` output.
+fn unique_record(out: &mut impl Write, format: Format, e: &Entry<'_>, path: &str) -> io::Result<()> {
+    match format {
+        Format::Text => {
+            // Raw forms are ASCII: written as they are, without a UTF-8 check.
+            write_u64(out, e.count)?;
+            out.write_all(b"\t")?;
+            e.raw.write_to(out)?;
+            out.write_all(b"\n")
+        }
+        Format::Jsonl | Format::Json => {
+            let key = ascii(e.key);
+            out.write_all(b"{\"key\":")?;
+            json_str(out, key)?;
+            out.write_all(b",\"urn\":")?;
+            json_str(out, ascii(&e.raw.to_vec()))?;
+            write!(out, ",\"count\":{},\"nid\":", e.count)?;
+            json_str(out, nid_of_key(key))?;
+            out.write_all(b",\"path\":")?;
+            json_str(out, path)?;
+            writeln!(out, ",\"offset\":{}}}", e.first.offset)
+        }
+        Format::Csv => {
+            let key = ascii(e.key);
+            let raw = e.raw.to_vec();
+            let fields = [key, ascii(&raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
+            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            writeln!(out, "{}", line.join(","))
+        }
     }
 }
 

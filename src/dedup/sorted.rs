@@ -74,10 +74,19 @@ impl<'t> SortedEntries<'t> {
     /// handed out, with the entries a few places ahead prefetched: in key
     /// order they are all over memory.
     pub fn iter(&self) -> impl Iterator<Item = Entry<'t>> + '_ {
+        self.iter_range(0..self.len())
+    }
+
+    /// Entries `range` of [`SortedEntries::iter`] (clamped to the length):
+    /// for handing them out from several threads, a range each.
+    pub fn iter_range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Entry<'t>> + '_ {
         let tables = self.tables;
         let at = move |h: &[u64; 3]| (&tables[(h[2] >> OFFSET_BITS) as usize], h[2] & OFFSET_MASK);
-        self.handles.iter().enumerate().map(move |(i, h)| {
-            if let Some(ahead) = self.handles.get(i + AHEAD) {
+        let end = range.end.min(self.len());
+        let start = range.start.min(end);
+        let (handles, first) = (&self.handles[..end], start);
+        handles[start..].iter().enumerate().map(move |(i, h)| {
+            if let Some(ahead) = handles.get(first + i + AHEAD) {
                 let (table, offset) = at(ahead);
                 table.prefetch_entry_at(offset);
             }
