@@ -406,10 +406,12 @@ pub fn scan_windows_keyed(
     scanner.scan_windows_shaped(hay, window, None, per_chunk, on_window);
 }
 
-/// The offset and bytes of each URN event.
+/// The offset and bytes of each URN event, one item per event (so that
+/// they stay in step with the scan's shapes): the events come from
+/// scanning `hay` itself, so they lie inside it.
 fn urn_bytes<'h>(hay: &'h [u8], events: &'h [Event]) -> impl Iterator<Item = (usize, &'h [u8])> {
     events.iter().filter_map(|event| match *event {
-        Event::Urn { offset, len } => Some((offset, hay.get(offset..offset + len)?)),
+        Event::Urn { offset, len } => Some((offset, &hay[offset..offset + len])),
         Event::Rejected { .. } => None,
     })
 }

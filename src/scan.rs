@@ -39,7 +39,7 @@
 //! phase reads the keys off them (see [`crate::job`]) rather than search
 //! every URN's bytes again (three `memchr` passes). Callgrind, `scan
 //! --unique -j1` on 8 MB of URN-dense text: that phase went from about 440
-//! to 215 instructions per URN, for about 35 more in the scan to keep the
+//! to 210 instructions per URN, for about 36 more in the scan to keep the
 //! shapes; 7 % fewer instructions in all. A chunk's rescan redoes its
 //! shapes with its events: fresh ones up to the rejoin point, the first
 //! pass's from there. The public scans keep no shapes (notes of type `()`,
