@@ -12,6 +12,17 @@
 //! calling thread a window or block at a time, each still in parallel
 //! chunks, with the same two key phases per window.
 //!
+//! For files, whole or a window at a time, each chunk's [`KeyBatch`] is
+//! made by the task that scanned the chunk, right after it (`scan_keyed`),
+//! and from what the validation already found: the scanner keeps the key
+//! shape of every URN beside its event (where the NID and the assigned
+//! name end, which fix-ups the key needs; see [`crate::scan`]), so the
+//! bytes are not searched again (`walked_key_batch`). Streamed blocks, and
+//! callers of [`key_batch`] with events alone, find the shape in the bytes
+//! (`key::key_shape`: the same answer, three `memchr` passes).
+//! Either way a mapped file's new keys are checked against its bytes again
+//! before they are kept, since the bytes may have changed since the scan.
+//!
 //! Compressed inputs (with [`JobOptions::decompress`]) cannot be split
 //! either, and decoding is slower than scanning, so it must not run one
 //! archive after the other on the calling thread. Inside the parallel batch
@@ -29,6 +40,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -40,7 +52,7 @@ use crate::dedup::{KeyBatch, ShardedTable};
 use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
 use crate::grammar::{parse, Grammar};
-use crate::key::key_shape;
+use crate::key::{key_shape, Fixes, KeyShape};
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
     self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
@@ -330,10 +342,7 @@ fn clone_io(e: &io::Error) -> io::Error {
 fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Scanned {
     let hay = whole.as_bytes();
     let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let progress = opts.progress.as_deref();
-    let (events, keys) =
-        scanner.scan_span_with(hay, 0, hay.len(), progress, |events| chunk_keys(opts, hay, events, origin));
-    let keys: Vec<KeyBatch> = keys.into_iter().flatten().collect();
+    let (events, keys) = scan_keyed(scanner, opts, hay, 0..hay.len(), origin);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     events.iter().for_each(|e| totals.count(e));
     let changed = whole.changed_during_use();
@@ -363,25 +372,85 @@ pub struct Origin {
 /// Phase 1 of filling a [`ShardedTable`] (see [`crate::dedup`]) for the
 /// URN events of `hay`: their keys written and hashed into one
 /// [`KeyBatch`]. The URNs were validated by the scan, so the key is read
-/// off their bytes without parsing them again.
+/// off their bytes without parsing them again (whole files and windows get
+/// even that from the scan: see `walked_key_batch`).
 pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
+    let urns = urn_bytes(hay, events).map(|(offset, raw)| (offset, raw, key_shape(raw, origin.grammar)));
+    batch_of(origin, events.len(), urns)
+}
+
+/// [`key_batch`] with the shape of each URN's key (one per URN event) as
+/// the scan's validating walk found it ([`Scanner::scan_span_shaped`]):
+/// no pass over the bytes to find it again. A shape that no longer fits
+/// the bytes (a mapping changed since the scan) drops the URN, and one that
+/// fits is checked again before its key is kept, as for [`key_batch`].
+fn walked_key_batch(hay: &[u8], events: &[Event], shapes: &[KeyShape], origin: Origin) -> KeyBatch {
+    debug_assert_eq!(urn_bytes(hay, events).count(), shapes.len());
+    let urns = urn_bytes(hay, events).zip(shapes).map(|((offset, raw), shape)| (offset, raw, shape.apply(raw)));
+    batch_of(origin, shapes.len(), urns)
+}
+
+/// Phase 1 over a whole buffer: `hay` scanned a window of `window` bytes at
+/// a time ([`Scanner::scan_windows_with`]), each chunk's [`KeyBatch`] made
+/// by the task that scanned the chunk from the key shapes the scan kept, as
+/// a run makes them for a file; `on_window` gets each window's events and
+/// batches (for [`absorb`]) until it returns `false`.
+pub fn scan_windows_keyed(
+    scanner: &Scanner,
+    hay: &[u8],
+    window: usize,
+    origin: Origin,
+    on_window: impl FnMut(&[Event], Vec<KeyBatch>) -> bool,
+) {
+    let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin);
+    scanner.scan_windows_shaped(hay, window, None, per_chunk, on_window);
+}
+
+/// The offset and bytes of each URN event, one item per event (so that
+/// they stay in step with the scan's shapes): the events come from
+/// scanning `hay` itself, so they lie inside it.
+fn urn_bytes<'h>(hay: &'h [u8], events: &'h [Event]) -> impl Iterator<Item = (usize, &'h [u8])> {
+    events.iter().filter_map(|event| match *event {
+        Event::Urn { offset, len } => Some((offset, &hay[offset..offset + len])),
+        Event::Rejected { .. } => None,
+    })
+}
+
+/// A batch of about `expected` URNs, each with its assigned name and key
+/// fix-ups (`None`: no key, the URN is left out).
+fn batch_of<'h>(
+    origin: Origin,
+    expected: usize,
+    urns: impl Iterator<Item = (usize, &'h [u8], Option<(&'h [u8], Fixes)>)>,
+) -> KeyBatch {
     let Origin { file, base, grammar, mapped } = origin;
-    let mut batch = KeyBatch::new(file, base, mapped.then_some(grammar), events.len());
-    for event in events {
-        if let Event::Urn { offset, len } = *event {
-            let raw = &hay[offset..offset + len];
-            if let Some((name, fixes)) = key_shape(raw, grammar) {
-                batch.push(offset, raw, name, fixes);
-            }
+    let mut batch = KeyBatch::new(file, base, mapped.then_some(grammar), expected);
+    for (offset, raw, shape) in urns {
+        if let Some((name, fixes)) = shape {
+            batch.push(offset, raw, name, fixes);
         }
     }
     batch
 }
 
-/// A scan chunk's key batch, when the run wants keys: computed by the task
-/// that scanned the chunk, while its bytes are still in cache.
-fn chunk_keys(opts: &JobOptions, hay: &[u8], events: &[Event], origin: Origin) -> Option<KeyBatch> {
-    opts.keys.then(|| key_batch(hay, events, origin))
+/// The events of the candidates that start in `span` of `hay`, scanned in
+/// parallel chunks, and, when the run wants keys, each chunk's key batch:
+/// made by the task that scanned the chunk, while its bytes are still in
+/// cache, from the key shapes the scan kept (a run without keys keeps none).
+fn scan_keyed(
+    scanner: &Scanner,
+    opts: &JobOptions,
+    hay: &[u8],
+    span: Range<usize>,
+    origin: Origin,
+) -> (Vec<Event>, Vec<KeyBatch>) {
+    let progress = opts.progress.as_deref();
+    if opts.keys {
+        let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin);
+        scanner.scan_span_shaped(hay, span.start, span.end, progress, per_chunk)
+    } else {
+        (scanner.scan_span_with(hay, span.start, span.end, progress, |_| ()).0, Vec::new())
+    }
 }
 
 /// Phase 1 over parallel slices of `events` (for buffers scanned without
@@ -525,7 +594,6 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let per_chunk = |events: &[Event]| chunk_keys(opts, hay, events, origin);
     // Keys of the previous window, not yet in the table, and where its
     // last event starts (everything before it is done once they are in).
     let mut pending: Vec<KeyBatch> = Vec::new();
@@ -533,15 +601,12 @@ fn scan_large(
     // The chunk tasks count the bytes they scan; the few bytes a window
     // skips at its start (the tail of a URN that began in the window before)
     // are added at the end.
-    let progress = opts.progress.as_deref();
     let (mut from, mut released, mut counted) = (0, 0, 0u64);
     while from < hay.len() {
         let end = hay.len().min(from.saturating_add(WINDOW));
         let table = &mut outcome.table;
-        let ((events, keys), ()) = rayon::join(
-            || scanner.scan_span_with(hay, from, end, progress, per_chunk),
-            || absorb(table, &pending, hay),
-        );
+        let ((events, keys), ()) =
+            rayon::join(|| scan_keyed(scanner, opts, hay, from..end, origin), || absorb(table, &pending, hay));
         whole.release(released..pending_done);
         released = released.max(pending_done);
         counted += (end - from) as u64;
@@ -549,7 +614,7 @@ fn scan_large(
         if opts.events {
             emit(scanner, file, hay, 0, &events, sink)?;
         }
-        pending = keys.into_iter().flatten().collect();
+        pending = keys;
         // Later windows read at most a few bytes before their start, and
         // every event is a candidate start.
         pending_done = events.last().map_or(pending_done, Event::offset);
@@ -622,5 +687,64 @@ fn scan_stream(
 fn advance(opts: &JobOptions, bytes: u64) {
     if let Some(counter) = &opts.progress {
         counter.fetch_add(bytes, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::key_of_valid;
+    use proptest::prelude::*;
+
+    /// Overwrites bytes of `hay` (the structure bytes of a URN, zeros as a
+    /// truncated mapping reads, non-ASCII) and zero-fills from `cut` on.
+    fn damaged(hay: &[u8], writes: &[(prop::sample::Index, u8)], cut: prop::sample::Index) -> Vec<u8> {
+        let mut bytes = hay.to_vec();
+        for (at, b) in writes {
+            let i = at.index(bytes.len());
+            bytes[i] = *b;
+        }
+        let cut = cut.index(bytes.len() + 1);
+        bytes[cut..].fill(0);
+        bytes
+    }
+
+    fn byte() -> impl Strategy<Value = u8> {
+        prop::sample::select(b":%?#+=/aF2 \0\xe9".to_vec())
+    }
+
+    proptest! {
+        /// A shared mapping rewritten under the run: the key shapes the scan
+        /// took from the original bytes are applied to other bytes, and the
+        /// batches go into the table against yet others. Nothing panics, and
+        /// every entry kept still is its raw form's key in the final bytes.
+        #[test]
+        fn shapes_applied_to_changed_bytes_keep_only_consistent_keys(
+            urns in prop::collection::vec("(urn|URN|Urn):[a-bA-B]{2,3}:[a-b%2cF]{1,10}(\\?\\+r|\\?=q|#f)?", 1..16),
+            chunk in 1usize..40,
+            during in prop::collection::vec((any::<prop::sample::Index>(), byte()), 0..8),
+            after in prop::collection::vec((any::<prop::sample::Index>(), byte()), 0..8),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let hay = urns.join(" ").into_bytes();
+            let grammar = Grammar::Rfc8141;
+            let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(chunk);
+            let (_, chunks) = scanner.scan_span_shaped(&hay, 0, hay.len(), None, |e, s| (e.to_vec(), s.to_vec()));
+            let origin = Origin { file: 0, base: 0, grammar, mapped: true };
+            let during = damaged(&hay, &during, cut);
+            let batches: Vec<KeyBatch> =
+                chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin)).collect();
+            let after = damaged(&during, &after, cut);
+            let mut table = ShardedTable::new();
+            absorb(&mut table, &batches, &after);
+            for entry in table.iter() {
+                let raw = entry.raw.to_vec();
+                let at = entry.first.offset as usize;
+                prop_assert_eq!(&after[at..at + raw.len()], &raw[..]);
+                prop_assert!(raw.iter().all(u8::is_ascii_graphic));
+                let key = key_of_valid(&raw, grammar);
+                prop_assert_eq!(key.as_deref(), Some(entry.key));
+            }
+        }
     }
 }

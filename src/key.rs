@@ -32,6 +32,38 @@ impl Fixes {
     }
 }
 
+/// Where the assigned name and the NID of a URN end and what its key must
+/// fix, as the validating walk found them ([`crate::Urn`]'s parts): the
+/// scanner keeps one beside each URN event, six bytes, so that the key
+/// table's first phase gets [`key_shape`]'s answer without its three passes
+/// over the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeyShape {
+    /// Length of `urn:NID:NSS`, the start of the URN.
+    pub name_len: u16,
+    /// Index of the ":" after the NID.
+    pub nid_end: u16,
+    /// [`Fixes::name`].
+    pub name: bool,
+    /// [`Fixes::hex`].
+    pub hex: bool,
+}
+
+impl KeyShape {
+    /// The assigned name of `urn` and its fix-ups, as [`key_shape`] gives
+    /// them for the bytes the shape was taken from. The bytes may have
+    /// changed since (a file mapping being rewritten), so only the shape's
+    /// bounds are trusted: `None` when they no longer fit `urn`, and other
+    /// damage yields a key that the caller must check before keeping it.
+    #[inline]
+    pub fn apply(self, urn: &[u8]) -> Option<(&[u8], Fixes)> {
+        let name = urn.get(..usize::from(self.name_len))?;
+        let nid_end = usize::from(self.nid_end);
+        // `write_key` reads `urn:`, the NID and at least the ":" after it.
+        (4 <= nid_end && nid_end < name.len()).then_some((name, Fixes { nid_end, name: self.name, hex: self.hex }))
+    }
+}
+
 /// The key of `name` (`urn:NID:NSS`, already validated, no components).
 pub(crate) fn key_bytes(name: &[u8], fixes: Fixes) -> Cow<'_, [u8]> {
     if fixes.none() {
@@ -159,6 +191,18 @@ mod tests {
                 let _ = key_of_valid(text.as_bytes(), grammar);
             }
         }
+    }
+
+    #[test]
+    fn key_shape_applies_only_where_it_fits() {
+        use super::KeyShape;
+        let shape = KeyShape { name_len: 8, nid_end: 6, name: true, hex: false };
+        let (name, fixes) = shape.apply(b"URN:ab:c?+r").unwrap();
+        assert_eq!((name, fixes.nid_end, fixes.name, fixes.hex), (&b"URN:ab:c"[..], 6, true, false));
+        // Bytes that shrank below the name, and shapes no name has: none.
+        assert!(shape.apply(b"URN:ab:").is_none());
+        assert!(KeyShape { nid_end: 3, ..shape }.apply(b"URN:ab:c").is_none());
+        assert!(KeyShape { nid_end: 8, ..shape }.apply(b"URN:ab:c").is_none());
     }
 
     #[test]

@@ -119,6 +119,13 @@ impl<'a> Urn<'a> {
         key::Fixes { nid_end: self.parts.nid_end as usize, name: self.parts.upper_name, hex: self.parts.lower_hex }
     }
 
+    /// Where the name and NID end and the key's fix-ups, in compact form
+    /// (what the scanner keeps beside a URN event for the key table).
+    pub(crate) fn key_shape(&self) -> key::KeyShape {
+        let Parts { nid_end, nss_end, upper_name, lower_hex, .. } = self.parts;
+        key::KeyShape { name_len: nss_end, nid_end, name: upper_name, hex: lower_hex }
+    }
+
     /// The assigned name when it already is the key (no fix-up needed):
     /// the allocation-free, copy-free case of [`Urn::key`].
     pub(crate) fn key_if_borrowed(&self) -> Option<&'a [u8]> {

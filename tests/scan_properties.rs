@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use urnscan::extract::extract;
-use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner};
+use urnscan::job::{absorb, scan_windows_keyed, Origin};
+use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner, ShardedTable};
 
 fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
     let mut events = Vec::new();
@@ -181,6 +182,83 @@ proptest! {
         }).unwrap();
         prop_assert!(blocks > 1);
         prop_assert_eq!(streamed, whole);
+    }
+}
+
+/// Text for the key table's test: runs of URN-like words that differ
+/// only in what the key normalises (scheme and NID case, hex digit case) or
+/// drops (r-, q-, f-components), so keys repeat in many spellings; `urn:`
+/// inside NSSs, so that chunks starting inside a URN find candidates that
+/// the in-order fix-up then removes; separators that end, trim, join or
+/// break them.
+fn key_text() -> impl Strategy<Value = Vec<u8>> {
+    let pick = |choices: &'static [&'static str]| prop::sample::select(choices);
+    let nss =
+        prop::collection::vec(pick(&["a", "q", "0451", "%2c", "%2C", "%aF", "/", "/urn:ab:", "/URN:Ab:c", "."]), 1..5);
+    let word = (
+        pick(&["urn:", "URN:", "Urn:", "uRn:"]),
+        pick(&["ab", "Ab", "AB", "isbn", "x-1", "a"]),
+        nss,
+        pick(&["", "", "?+r", "?=q", "#f", "?+r?=q#F", "?", "#", "%"]),
+        pick(&[" ", " ", "\n", ". ", "(", ")", "/", "", "'", "\u{e9}", " x-urn:ab:c "]),
+    );
+    prop::collection::vec(word, 0..24).prop_map(|words| {
+        let mut text = String::new();
+        for (scheme, nid, nss, component, separator) in words {
+            text.extend([scheme, nid, ":"]);
+            text.extend(nss);
+            text.extend([component, separator]);
+        }
+        text.into_bytes()
+    })
+}
+
+/// key -> (count, first offset, first raw form)
+type KeyClasses = std::collections::BTreeMap<Vec<u8>, (u64, u64, Vec<u8>)>;
+
+/// The plain definition of the key table: every URN of the reference scan,
+/// in order, parsed on its own and keyed by [`urnscan::Urn::key`].
+fn reference_keys(hay: &[u8], opts: ExtractOptions) -> KeyClasses {
+    let mut classes = KeyClasses::new();
+    for event in reference(hay, opts) {
+        if let Event::Urn { offset, len } = event {
+            let raw = &hay[offset..offset + len];
+            let key = parse(raw, opts.grammar).unwrap().key().as_bytes().to_vec();
+            classes.entry(key).or_insert((0, offset as u64, raw.to_vec())).0 += 1;
+        }
+    }
+    classes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// The key table built as a run builds it (each chunk's keys from the
+    /// key shapes its scan kept, rescans included) equals the reference.
+    #[test]
+    fn keys_from_the_scan_equal_the_parsed_reference(
+        hay in key_text(),
+        opts in options(),
+        chunk in prop_oneof![1usize..8, 8usize..100],
+        window in prop_oneof![1usize..50, Just(usize::MAX)],
+        mapped in any::<bool>(),
+        threads in 1usize..=4,
+    ) {
+        let scanner = Scanner::new(opts).with_chunk_size(chunk);
+        let origin = Origin { file: 0, base: 0, grammar: opts.grammar, mapped };
+        let mut table = ShardedTable::new();
+        let mut events = Vec::new();
+        pool(threads).install(|| {
+            scan_windows_keyed(&scanner, &hay, window, origin, |window_events, keys| {
+                events.extend_from_slice(window_events);
+                absorb(&mut table, &keys, &hay);
+                true
+            })
+        });
+        prop_assert_eq!(events, reference(&hay, opts));
+        let got: KeyClasses =
+            table.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, e.raw.to_vec()))).collect();
+        prop_assert_eq!(got, reference_keys(&hay, opts));
     }
 }
 

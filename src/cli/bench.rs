@@ -16,9 +16,9 @@
 //!    ([`Scanner::scan_windows`], each window a parallel [`Scanner::scan`]),
 //!    as `urnscan scan` scans a large file;
 //! 5. `+ dedup` — each chunk's URN keys written and hashed by the task that
-//!    scanned it ([`key_batch`]), then each window's keys inserted into a
-//!    sharded key table ([`absorb`]), as `scan --unique` and `scan --stats`
-//!    do.
+//!    scanned it, from the key shapes its scan kept ([`scan_windows_keyed`]),
+//!    then each window's keys inserted into a sharded key table ([`absorb`]),
+//!    as `scan --unique` and `scan --stats` do.
 //!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
@@ -41,7 +41,7 @@ use rayon::prelude::*;
 use urnscan::dedup::ShardedTable;
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
-use urnscan::job::{absorb, key_batch, Origin};
+use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::DEFAULT_CHUNK_SIZE;
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
@@ -197,16 +197,10 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     // As a mapped file is scanned: keys written by each chunk's task, new
     // keys checked again.
     let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true };
-    scanner.scan_windows_with(
-        hay,
-        WINDOW,
-        None,
-        |events| key_batch(hay, events, origin),
-        |_, keys| {
-            absorb(&mut table, &keys, hay);
-            true
-        },
-    );
+    scan_windows_keyed(scanner, hay, WINDOW, origin, |_, keys| {
+        absorb(&mut table, &keys, hay);
+        true
+    });
     table
 }
 

@@ -24,7 +24,11 @@
 //!
 //! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
 //!    (only when it differs from the URN's own bytes), hashed once, and a
-//!    24-byte note is filed under its shard;
+//!    24-byte note is filed under its shard. Where the key ends and what it
+//!    must fix come from the scan's validating walk (the key shapes the
+//!    scanner keeps beside its events for whole files and windows; see
+//!    [`crate::scan`]), or are found again in the bytes for streamed blocks
+//!    and other callers of [`crate::job::key_batch`];
 //! 2. [`ShardedTable::absorb`] runs one task per shard, each inserting the
 //!    notes of its shard from every batch, in batch order, with the hash
 //!    from phase 1 ([`KeyTable::insert_batch`], which prefetches).
@@ -184,10 +188,10 @@ impl KeyBatch {
 
     /// Adds the URN `raw`, found at `offset` of the buffer, whose assigned
     /// name `name` (the start of `raw`) becomes its key with `fixes` (as
-    /// [`crate::key::key_shape`] gives them). URNs are at most
-    /// [`crate::MAX_URN_LEN`] bytes. A name that already is the key is not
-    /// copied; other keys are written straight into the batch's buffer, so
-    /// nothing is allocated per URN.
+    /// [`crate::key::key_shape`] gives them, or the scan's key shape). URNs
+    /// are at most [`crate::MAX_URN_LEN`] bytes. A name that already is the
+    /// key is not copied; other keys are written straight into the batch's
+    /// buffer, so nothing is allocated per URN.
     pub(crate) fn push(&mut self, offset: usize, raw: &[u8], name: &[u8], fixes: Fixes) {
         debug_assert!(raw.starts_with(name));
         let (key_at, hash) = if fixes.none() {
