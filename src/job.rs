@@ -577,12 +577,15 @@ fn emit(
     Ok(())
 }
 
-/// Scans a large mapped file window by window on the calling thread (each
-/// window in parallel chunks), feeding the sink as it goes. The keys of
-/// window *k* enter the table while window *k+1* is scanned (`rayon::join`),
-/// so the insertion tasks fill the cores the scan leaves idle; keys still
-/// enter in input order, and a window's pages are given back only once its
-/// keys are in.
+/// Scans a large mapped file window by window (each window in parallel
+/// chunks), feeding the sink as it goes, as a pipeline: while window *k+1*
+/// is scanned, the keys of window *k* enter the table (a task per shard)
+/// and the calling thread hands window *k*'s events to the sink (which
+/// need not be `Send`: `rayon::in_place_scope` runs it here). So neither
+/// the insertion tasks nor the printing of every occurrence waits for the
+/// scan, or the scan for them. Keys still enter, and events still reach
+/// the sink, in input order; a window's pages are given back only once its
+/// keys are in and its events out.
 fn scan_large(
     scanner: &Scanner,
     opts: &JobOptions,
@@ -594,33 +597,45 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    // Keys of the previous window, not yet in the table, and where its
-    // last event starts (everything before it is done once they are in).
-    let mut pending: Vec<KeyBatch> = Vec::new();
-    let mut pending_done = 0;
+    let window = |from: usize| from..hay.len().min(from.saturating_add(WINDOW));
+    let mut span = window(0);
     // The chunk tasks count the bytes they scan; the few bytes a window
     // skips at its start (the tail of a URN that began in the window before)
     // are added at the end.
-    let (mut from, mut released, mut counted) = (0, 0, 0u64);
-    while from < hay.len() {
-        let end = hay.len().min(from.saturating_add(WINDOW));
-        let table = &mut outcome.table;
-        let ((events, keys), ()) =
-            rayon::join(|| scan_keyed(scanner, opts, hay, from..end, origin), || absorb(table, &pending, hay));
-        whole.release(released..pending_done);
-        released = released.max(pending_done);
-        counted += (end - from) as u64;
+    let mut counted = span.len() as u64;
+    let mut scanned = Some(scan_keyed(scanner, opts, hay, span.clone(), origin));
+    let mut released = 0;
+    while let Some((events, keys)) = scanned.take() {
         events.iter().for_each(|e| totals.count(e));
-        if opts.events {
-            emit(scanner, file, hay, 0, &events, sink)?;
-        }
-        pending = keys;
+        let next_from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(span.end);
+        let next_span = (next_from < hay.len()).then(|| window(next_from));
         // Later windows read at most a few bytes before their start, and
-        // every event is a candidate start.
-        pending_done = events.last().map_or(pending_done, Event::offset);
-        from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+        // every event is a candidate start: once this window's keys are in
+        // and its events out, the bytes before its last event are done with.
+        let done = events.last().map_or(released, Event::offset);
+        // Without a sink for them the events are dropped now, so that only
+        // the next window's are held while it is scanned.
+        let events = if opts.events { events } else { Vec::new() };
+        let table = &mut outcome.table;
+        let mut emitted = Ok(());
+        rayon::in_place_scope(|scope| {
+            if let Some(next_span) = next_span.clone() {
+                let next = &mut scanned;
+                scope.spawn(move |_| *next = Some(scan_keyed(scanner, opts, hay, next_span, origin)));
+            }
+            scope.spawn(|_| absorb(table, &keys, hay));
+            if opts.events {
+                emitted = emit(scanner, file, hay, 0, &events, sink);
+            }
+        });
+        emitted?;
+        whole.release(released..done);
+        released = released.max(done);
+        if let Some(next_span) = next_span {
+            counted += next_span.len() as u64;
+            span = next_span;
+        }
     }
-    absorb(&mut outcome.table, &pending, hay);
     advance(opts, totals.bytes.saturating_sub(counted));
     outcome.totals.add(&totals);
     if whole.changed_during_use() {
