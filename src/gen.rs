@@ -1721,18 +1721,8 @@ fn push_hex(out: &mut Vec<u8>, v: u64, digits: u32, upper: bool) {
     }
 }
 
-fn push_dec(out: &mut Vec<u8>, mut n: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&tmp[i..]);
+fn push_dec(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// The low `width` decimal digits of `n`, zero-padded.

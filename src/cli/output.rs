@@ -42,20 +42,7 @@ pub fn nid_of_key(key: &str) -> &str {
 /// of them: on URN-dense text it was a third of a plain `scan`'s
 /// instructions.
 pub fn write_u64(out: &mut impl Write, n: u64) -> io::Result<()> {
-    out.write_all(decimal(n, &mut [0; 20]))
-}
-
-/// The decimal digits of `n`, written at the end of `buf` (u64::MAX has 20).
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[at..];
-        }
-    }
+    out.write_all(itoa::Buffer::new().format(n).as_bytes())
 }
 
 /// `1234567` as `1,234,567`.
@@ -79,8 +66,8 @@ pub fn thousands_len(n: u64) -> usize {
 
 /// Writes [`thousands`]`(n)` without allocating.
 pub fn write_thousands(out: &mut impl Write, n: u64) -> io::Result<()> {
-    let mut buf = [0; 20];
-    let digits = decimal(n, &mut buf);
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(n).as_bytes();
     let mut text = [0u8; 26]; // 20 digits and 6 commas
     let mut at = 0;
     for (i, &d) in digits.iter().enumerate() {
