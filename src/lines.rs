@@ -53,6 +53,15 @@
 //! of the tables, with no sort and no extra memory. Line numbers come from a
 //! prefix sum of the chunks' line counts after phase 1.
 //!
+//! Formatting millions of output lines on one thread would be the serial
+//! tail of a run, so [`LineDedup::finish_parallel`] cuts the output into
+//! ranges of about 16 k classes, formats them two per thread at a time and
+//! writes them in order. In first-seen order a range is an interval of
+//! positions: every 32nd entry of each table is noted (24 bytes per 32
+//! classes), the notes give the boundaries and each table's start in a
+//! range, and each range is its own 64-way merge. Key order cuts the sorted
+//! handles. The bytes are those of [`LineDedup::finish`].
+//!
 //! The hot loop allocates nothing per line: the key buffer is reused, the
 //! chunks' record vectors are kept from block to block, and the tables keep
 //! keys in an arena ([`KeyTable`]).
@@ -788,7 +797,7 @@ impl LineDedup {
     /// [`LineDedup::finish`] that writes the classes to `out`, each as
     /// `format` puts it into a buffer. When nothing spilled, ranges of
     /// classes are formatted in parallel, a few per thread at a time, and
-    /// written in order (see [`write_tables`]); the bytes are the same as
+    /// written in order (see the module docs); the bytes are the same as
     /// one `format` call per class in [`LineDedup::finish`]'s order.
     pub fn finish_parallel(
         mut self,
