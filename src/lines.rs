@@ -53,6 +53,15 @@
 //! of the tables, with no sort and no extra memory. Line numbers come from a
 //! prefix sum of the chunks' line counts after phase 1.
 //!
+//! Formatting millions of output lines on one thread would be the serial
+//! tail of a run, so [`LineDedup::finish_parallel`] cuts the output into
+//! ranges of about 16 k classes, formats them two per thread at a time and
+//! writes them in order. In first-seen order a range is an interval of
+//! positions: every 32nd entry of each table is noted (24 bytes per 32
+//! classes), the notes give the boundaries and each table's start in a
+//! range, and each range is its own 64-way merge. Key order cuts the sorted
+//! handles. The bytes are those of [`LineDedup::finish`].
+//!
 //! The hot loop allocates nothing per line: the key buffer is reused, the
 //! chunks' record vectors are kept from block to block, and the tables keep
 //! keys in an arena ([`KeyTable`]).
@@ -778,6 +787,34 @@ impl LineDedup {
 
     /// Hands every class to `emit` in `order`.
     pub fn finish(mut self, order: Order, emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>) -> io::Result<Finished> {
+        self.prepare_output(order)?;
+        match self.spill.take() {
+            None => Ok(Finished { distinct: emit_tables(&self.tables, order, emit)?, spilled: false }),
+            Some(spill) => merge_runs(spill, self.limit, order, emit),
+        }
+    }
+
+    /// [`LineDedup::finish`] that writes the classes to `out`, each as
+    /// `format` puts it into a buffer. When nothing spilled, ranges of
+    /// classes are formatted in parallel, a few per thread at a time, and
+    /// written in order (see the module docs); the bytes are the same as
+    /// one `format` call per class in [`LineDedup::finish`]'s order.
+    pub fn finish_parallel(
+        mut self,
+        order: Order,
+        format: &Formatter<'_>,
+        out: &mut dyn Write,
+    ) -> io::Result<Finished> {
+        self.prepare_output(order)?;
+        match self.spill.take() {
+            None => Ok(Finished { distinct: write_tables(&self.tables, order, format, out)?, spilled: false }),
+            Some(spill) => merge_runs(spill, self.limit, order, &mut one_by_one(format, out)),
+        }
+    }
+
+    /// Frees the block buffers and decides whether the output goes through
+    /// the spill files; if it does, every table is in them afterwards.
+    fn prepare_output(&mut self, order: Order) -> io::Result<()> {
         // The blocks are done: their buffers go back before the output.
         self.chunks = Vec::new();
         // Sorting by key in memory needs a handle per class on top of the
@@ -791,18 +828,28 @@ impl LineDedup {
         if self.spill.is_some() {
             self.spill_tables()?;
         }
-        let Some(Spill { mut dir, set }) = self.spill.take() else {
-            let distinct = emit_tables(&self.tables, order, emit)?;
-            return Ok(Finished { distinct, spilled: false });
-        };
-        let limit = self.limit.unwrap_or(u64::MAX);
-        let mut runs = Vec::new();
-        for path in set.finish()? {
-            runs.push(RunCursor::open(aggregate(&mut dir, path, 1, limit, order)?)?);
-        }
-        let distinct = merge(runs, order, emit)?;
-        Ok(Finished { distinct, spilled: true })
+        Ok(())
     }
+}
+
+/// Puts one class into a buffer, for [`LineDedup::finish_parallel`].
+pub type Formatter<'f> = dyn Fn(&Entry<'_>, &mut Vec<u8>) -> io::Result<()> + Sync + 'f;
+
+/// The output from the spill files: every partition aggregated into a
+/// sorted run, then the runs merged.
+fn merge_runs(
+    Spill { mut dir, set }: Spill,
+    limit: Option<u64>,
+    order: Order,
+    emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
+) -> io::Result<Finished> {
+    let limit = limit.unwrap_or(u64::MAX);
+    let mut runs = Vec::new();
+    for path in set.finish()? {
+        runs.push(RunCursor::open(aggregate(&mut dir, path, 1, limit, order)?)?);
+    }
+    let distinct = merge(runs, order, emit)?;
+    Ok(Finished { distinct, spilled: true })
 }
 
 /// Phase 2 for one partition: its records from every chunk, in line order.
@@ -943,6 +990,138 @@ fn emit_tables(
             Ok(sorted.len() as u64)
         }
     }
+}
+
+/// Classes per range of parallel output: enough that finding each table's
+/// start in a range is a small part of its work, few enough that the
+/// ranges in flight (two per thread) hold a few MB of text.
+const RANGE_CLASSES: usize = 1 << 14;
+
+/// For first-seen ranges, every `SAMPLE_STEP`-th entry of each table is
+/// noted: a range's start in a table is found from the last note before
+/// it by skipping fewer than this many entries, and the notes cost 24
+/// bytes per `SAMPLE_STEP` classes (2.3 MB for 3 M).
+const SAMPLE_STEP: usize = 32;
+
+/// [`emit_tables`] for [`LineDedup::finish_parallel`]: the same classes in
+/// the same order, formatted a range at a time on several threads.
+fn write_tables(tables: &[KeyTable], order: Order, format: &Formatter<'_>, out: &mut dyn Write) -> io::Result<u64> {
+    match order {
+        Order::Key => {
+            let sorted = SortedEntries::new(tables);
+            let starts: Vec<usize> = (0..sorted.len()).step_by(RANGE_CLASSES).collect();
+            write_in_order(&starts, out, |&start, text| {
+                sorted.iter_range(start..start + RANGE_CLASSES).try_for_each(|e| format(&e, text))
+            })?;
+            Ok(sorted.len() as u64)
+        }
+        Order::FirstSeen => match FirstSeenRanges::new(tables) {
+            Some(ranges) => {
+                let indexes: Vec<usize> = (0..ranges.starts.len()).collect();
+                write_in_order(&indexes, out, |&i, text| ranges.format(i, format, text))?;
+                Ok(tables.iter().map(|t| t.len() as u64).sum())
+            }
+            None => emit_tables(tables, order, &mut one_by_one(format, out)),
+        },
+    }
+}
+
+/// An `emit` for [`merge`] that formats each class and writes it to `out`.
+fn one_by_one<'a>(format: &'a Formatter<'_>, out: &'a mut dyn Write) -> impl FnMut(&Entry<'_>) -> io::Result<()> + 'a {
+    let mut text = Vec::new();
+    move |e| {
+        text.clear();
+        format(e, &mut text)?;
+        out.write_all(&text)
+    }
+}
+
+/// Fills one buffer per item, two items per thread at a time, and writes
+/// the buffers to `out` in item order: parallel formatting, bounded memory.
+fn write_in_order<T: Sync>(
+    items: &[T],
+    out: &mut dyn Write,
+    fill: impl Fn(&T, &mut Vec<u8>) -> io::Result<()> + Sync,
+) -> io::Result<()> {
+    let mut texts = vec![Vec::new(); rayon::current_num_threads() * 2];
+    for group in items.chunks(texts.len()) {
+        let texts = &mut texts[..group.len()];
+        texts.par_iter_mut().zip(group).try_for_each(|(text, item)| {
+            text.clear();
+            fill(item, text)
+        })?;
+        for text in texts.iter() {
+            out.write_all(text)?;
+        }
+    }
+    Ok(())
+}
+
+/// First-seen order cut into ranges of about [`RANGE_CLASSES`] classes by
+/// position, each of which can be merged from the tables on its own.
+struct FirstSeenRanges<'t> {
+    tables: &'t [KeyTable],
+    /// Per table, every [`SAMPLE_STEP`]-th entry's position and offset.
+    samples: Vec<Vec<(Position, u64)>>,
+    /// Range `i` holds the positions from `starts[i]` to `starts[i + 1]`
+    /// (the last one, to the end).
+    starts: Vec<Position>,
+}
+
+impl<'t> FirstSeenRanges<'t> {
+    /// `None` if some table does not list its entries in first-seen order,
+    /// so that [`merge`] alone knows their order. Only a replaced
+    /// first-seen form does that ([`KeyTable::iter`]), and lines fed in
+    /// input order never replace one; the check keeps the output exact for
+    /// any caller.
+    fn new(tables: &'t [KeyTable]) -> Option<FirstSeenRanges<'t>> {
+        let samples: Vec<_> = tables.par_iter().map(sample_table).collect::<Option<_>>()?;
+        let mut noted: Vec<Position> = samples.iter().flatten().map(|&(at, _)| at).collect();
+        noted.par_sort_unstable();
+        let mut starts: Vec<Position> = noted.iter().step_by(RANGE_CLASSES / SAMPLE_STEP).copied().collect();
+        if let Some(first) = starts.first_mut() {
+            *first = Position::default();
+        }
+        Some(FirstSeenRanges { tables, samples, starts })
+    }
+
+    /// Range `i` as `format` puts it, merged from every table's part of it.
+    fn format(&self, i: usize, format: &Formatter<'_>, text: &mut Vec<u8>) -> io::Result<()> {
+        let (lo, hi) = (self.starts[i], self.starts.get(i + 1).copied());
+        let cursors = self
+            .tables
+            .iter()
+            .zip(&self.samples)
+            .map(|(table, samples)| {
+                let before = samples.partition_point(|&(at, _)| at < lo);
+                let from = before.checked_sub(1).map_or(0, |j| samples[j].1);
+                let entries = table
+                    .iter_offsets_from(from)
+                    .map(|(_, e)| e)
+                    .skip_while(move |e| e.first < lo)
+                    .take_while(move |e| hi.is_none_or(|hi| e.first < hi));
+                TableCursor::new(entries)
+            })
+            .collect();
+        merge(cursors, Order::FirstSeen, &mut |e| format(e, text)).map(drop)
+    }
+}
+
+/// Every [`SAMPLE_STEP`]-th entry of `table` with its offset, or `None` if
+/// its entries are not in position order.
+fn sample_table(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
+    let mut samples = Vec::with_capacity(table.len() / SAMPLE_STEP + 1);
+    let mut last = Position::default();
+    for (i, (offset, e)) in table.iter_offsets().enumerate() {
+        if e.first < last {
+            return None;
+        }
+        last = e.first;
+        if i % SAMPLE_STEP == 0 {
+            samples.push((e.first, offset));
+        }
+    }
+    Some(samples)
 }
 
 /// K-way merge of sorted cursors (a binary heap of cursor indexes).
@@ -1413,6 +1592,83 @@ mod tests {
             assert!(dedup.spilled());
             assert_eq!(run(spill, &[&input, b"urn:ex:1\nurn:zz:tail"], order, false), whole);
         }
+    }
+
+    /// `lines` lines over `classes` classes (about 3 lines each), in
+    /// several spellings: an entry's first-seen form is not its key.
+    fn many_classes(lines: usize, classes: u64, seed: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut x = seed;
+        for _ in 0..lines {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let class = x % classes;
+            let prefix = ["urn:ex", "URN:EX", "Urn:eX"][(x >> 32) as usize % 3];
+            out.extend_from_slice(format!("{prefix}:{class}-{}\n", class % 97).as_bytes());
+        }
+        out
+    }
+
+    /// Every class as `format` puts it, through `finish` (one class at a
+    /// time) or `finish_parallel`, in a pool of `threads`.
+    fn output(opts: &DedupOptions, inputs: &[(u32, &[u8])], order: Order, parallel: bool, threads: usize) -> Vec<u8> {
+        let format = |e: &Entry<'_>, text: &mut Vec<u8>| {
+            e.raw.write_into(text);
+            writeln!(text, "\t{}\t{}:{}", e.count, e.first.file, e.first.offset)
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut dedup = LineDedup::new(opts.clone());
+            for &(file, input) in inputs {
+                dedup.add_bytes(input, file, &mut |_| Ok(())).unwrap();
+            }
+            let mut out = Vec::new();
+            if parallel {
+                dedup.finish_parallel(order, &format, &mut out).unwrap();
+            } else {
+                dedup.finish(order, &mut |e| format(e, &mut out)).unwrap();
+            }
+            out
+        })
+    }
+
+    #[test]
+    fn parallel_output_is_the_sequential_output() {
+        let (a, b, c) = (many_classes(150_000, 50_000, 1), many_classes(40_000, 60_000, 2), mixed_input(5_000));
+        let in_order: [(u32, &[u8]); 3] = [(0, &a), (1, &b), (2, &c)];
+        // Files fed out of order replace first-seen forms: the tables are
+        // no longer in position order, and the output must still match.
+        let out_of_order: [(u32, &[u8]); 2] = [(1, &a), (0, &b)];
+        for opts in [opts(), DedupOptions { block_size: 1, ..opts() }] {
+            for inputs in [&in_order[..], &out_of_order] {
+                for order in [Order::FirstSeen, Order::Key] {
+                    let expected = output(&opts, inputs, order, false, 2);
+                    assert!(expected.iter().filter(|&&b| b == b'\n').count() > 2 * RANGE_CLASSES, "several ranges");
+                    for threads in [1, 2, 3] {
+                        let parallel = output(&opts, inputs, order, true, threads);
+                        assert!(parallel == expected, "{order:?}, {threads} threads, {} inputs", inputs.len());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_first_seen_output_is_in_position_order() {
+        let input = many_classes(100_000, 40_000, 3);
+        let text = output(&opts(), &[(0, &input)], Order::FirstSeen, true, 2);
+        let lines: Vec<u64> =
+            String::from_utf8(text).unwrap().lines().map(|l| l.rsplit_once(':').unwrap().1.parse().unwrap()).collect();
+        // Each class once, at the line where its first spelling is.
+        let mut seen = std::collections::HashSet::new();
+        let firsts: Vec<u64> = input
+            .split(|&b| b == b'\n')
+            .zip(1..)
+            .filter(|(line, _)| !line.is_empty() && seen.insert(line.to_ascii_lowercase()))
+            .map(|(_, n)| n)
+            .collect();
+        assert_eq!(lines, firsts);
     }
 
     #[test]

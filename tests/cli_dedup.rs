@@ -495,3 +495,26 @@ fn bad_memory_limit_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--memory-limit"), "{}", stderr(&o));
 }
+
+#[test]
+fn output_in_parallel_ranges_matches_the_truth_at_any_threads() {
+    // Enough classes for several ranges of parallel output.
+    let dir = TempDir::new("ranges");
+    let (data, truth) = generate(&dir, 200_000, 60_000);
+    let truth: Vec<(String, String)> = fs::read_to_string(&truth)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_once('\t').map(|(k, n)| (k.to_owned(), n.to_owned())).unwrap())
+        .collect();
+    let first_seen: String = truth.iter().map(|(key, count)| format!("{count}\t{key}\n")).collect();
+    let mut by_key: Vec<&(String, String)> = truth.iter().collect();
+    by_key.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let by_key: String = by_key.iter().map(|(key, count)| format!("{count}\t{key}\n")).collect();
+    for j in ["-j1", "-j2"] {
+        let o = dedup(&["--keys", "--count", j, &data], b"");
+        assert_eq!(o.status.code(), Some(0), "{j}");
+        assert!(stdout(&o) == first_seen, "{j}: first-seen output differs from the truth file");
+        let o = dedup(&["--keys", "--count", "--sort", "key", j, &data], b"");
+        assert!(stdout(&o) == by_key, "{j}: key-order output differs from the sorted truth file");
+    }
+}

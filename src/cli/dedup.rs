@@ -263,15 +263,14 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
         SortOrder::FirstSeen => Order::FirstSeen,
         SortOrder::Key => Order::Key,
     };
+    let (format, count, keys) = (args.format, args.count, args.keys);
+    let formatter = |e: &Entry<'_>, text: &mut Vec<u8>| Printer { out: text, format, count, keys, names }.entry(e);
+    // Errors of the output are told apart from errors reading back the
+    // spill files, which go through the same call.
     let mut output_error = None;
     let finished = printer.header().and_then(|()| {
-        dedup.finish(order, &mut |e| {
-            printer.entry(e).map_err(|err| {
-                let kind = err.kind();
-                output_error = Some(err);
-                io::Error::new(kind, "output failed")
-            })
-        })
+        let mut out = NoteError { inner: &mut printer.out, error: &mut output_error };
+        dedup.finish_parallel(order, &formatter, &mut out)
     });
     if let Some(err) = output_error {
         return Err(err).context("cannot write to standard output");
@@ -279,6 +278,40 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
     let finished = finished.context("cannot read back the spill files")?;
     printer.out.flush().context("cannot write to standard output")?;
     Ok(finished)
+}
+
+/// A writer that keeps its first error for the caller and passes on a
+/// stand-in.
+struct NoteError<'a, W> {
+    inner: W,
+    error: &'a mut Option<io::Error>,
+}
+
+impl<W: Write> NoteError<'_, W> {
+    fn note<T>(&mut self, result: io::Result<T>) -> io::Result<T> {
+        result.map_err(|err| {
+            let kind = err.kind();
+            self.error.get_or_insert(err);
+            io::Error::new(kind, "output failed")
+        })
+    }
+}
+
+impl<W: Write> Write for NoteError<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.note(result)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        let result = self.inner.write_all(buf);
+        self.note(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.inner.flush();
+        self.note(result)
+    }
 }
 
 struct Printer<'a, W: Write> {

@@ -138,8 +138,14 @@ impl Arena {
     /// Every entry, dead ones included, in the order written: its offset,
     /// header and bytes.
     fn entries(&self) -> impl Iterator<Item = (u64, Header, &[u8])> + '_ {
-        self.blocks.iter().enumerate().flat_map(|(n, block)| {
-            let mut at = 0;
+        self.entries_from(0)
+    }
+
+    /// [`Arena::entries`] from the entry at `start` on.
+    fn entries_from(&self, start: u64) -> impl Iterator<Item = (u64, Header, &[u8])> + '_ {
+        let (first, first_at) = Self::split(start);
+        self.blocks.iter().enumerate().skip(first).flat_map(move |(n, block)| {
+            let mut at = if n == first { first_at } else { 0 };
             std::iter::from_fn(move || {
                 let bytes = block.get(at..).filter(|b| !b.is_empty())?;
                 let header = Header::decode(bytes);
@@ -408,9 +414,15 @@ impl KeyTable {
     }
 
     /// [`KeyTable::iter`] with each entry's arena offset.
-    pub(super) fn iter_offsets(&self) -> impl Iterator<Item = (u64, Entry<'_>)> {
+    pub(crate) fn iter_offsets(&self) -> impl Iterator<Item = (u64, Entry<'_>)> {
+        self.iter_offsets_from(0)
+    }
+
+    /// [`KeyTable::iter_offsets`] from the entry at `offset` (one it gave,
+    /// or 0) on: for handing out a table's entries from several threads.
+    pub(crate) fn iter_offsets_from(&self, offset: u64) -> impl Iterator<Item = (u64, Entry<'_>)> {
         self.arena
-            .entries()
+            .entries_from(offset)
             .filter(|(_, h, _)| !h.dead)
             .map(|(offset, header, bytes)| (offset, self.entry(offset, header, bytes)))
     }
