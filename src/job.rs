@@ -235,6 +235,28 @@ pub const INLINE_LIMIT: usize = 4 << 20;
 /// held at once (one per candidate) stay bounded whatever the file holds.
 const WINDOW: usize = 16 << 20;
 
+/// About how many events a window should hold while keys are collected:
+/// each window is sized from the density of the one before (between
+/// [`MIN_WINDOW`] and [`WINDOW`]). Each event costs 24 bytes, and a URN's
+/// key note 24 more, twice over while the pipeline holds two windows. A
+/// URN dataset has some 27,000 URNs per MiB, so a 16 MiB window of it held
+/// 40 MB of bookkeeping and 32 MiB of mapped pages beside the key table,
+/// the one thing that should grow; at 32,768 events its windows are
+/// 1.2 MiB, text with 5,000 URNs per MiB gets 6.5 MiB windows, and text
+/// with 200 keeps 16 MiB. (Measured on the 10 M-line dataset, `scan
+/// --unique -j2`: peak RSS 194 MiB at 32,768 events, 202 MiB at 65,536,
+/// 351 MiB with 16 MiB windows; time within noise.)
+const WINDOW_EVENTS: usize = 1 << 15;
+
+/// The shortest window.
+const MIN_WINDOW: usize = 1 << 20;
+
+/// The length of the window after one of `len` bytes that held `events`.
+fn next_window_len(len: usize, events: usize) -> usize {
+    let scaled = len as u64 * WINDOW_EVENTS as u64 / events.max(1) as u64;
+    usize::try_from(scaled).unwrap_or(WINDOW).clamp(MIN_WINDOW, WINDOW)
+}
+
 struct Scanned {
     /// Kept while events or keys refer to it.
     whole: Option<Whole>,
@@ -597,8 +619,8 @@ fn scan_large(
     let hay = whole.as_bytes();
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let window = |from: usize| from..hay.len().min(from.saturating_add(WINDOW));
-    let mut span = window(0);
+    let window = |from: usize, len: usize| from..hay.len().min(from.saturating_add(len));
+    let mut span = window(0, WINDOW);
     // The chunk tasks count the bytes they scan; the few bytes a window
     // skips at its start (the tail of a URN that began in the window before)
     // are added at the end.
@@ -608,7 +630,11 @@ fn scan_large(
     while let Some((events, keys)) = scanned.take() {
         events.iter().for_each(|e| totals.count(e));
         let next_from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(span.end);
-        let next_span = (next_from < hay.len()).then(|| window(next_from));
+        // Windows shrink only beside a growing key table: without one,
+        // a window's bookkeeping is all the memory there is, and every
+        // window is a pause in the pipeline.
+        let next_len = if opts.keys { next_window_len(span.len(), events.len()) } else { WINDOW };
+        let next_span = (next_from < hay.len()).then(|| window(next_from, next_len));
         // Later windows read at most a few bytes before their start, and
         // every event is a candidate start: once this window's keys are in
         // and its events out, the bytes before its last event are done with.
@@ -710,6 +736,19 @@ mod tests {
     use super::*;
     use crate::key::key_of_valid;
     use proptest::prelude::*;
+
+    #[test]
+    fn windows_are_sized_by_the_density_of_the_last() {
+        // Text at 200 URNs per MiB keeps whole windows.
+        assert_eq!(next_window_len(WINDOW, 16 * 200), WINDOW);
+        // Twice the events wanted: half the length.
+        assert_eq!(next_window_len(WINDOW, 2 * WINDOW_EVENTS), WINDOW / 2);
+        // A short window with few events grows back, at most to WINDOW.
+        assert_eq!(next_window_len(MIN_WINDOW, WINDOW_EVENTS / 4), 4 * MIN_WINDOW);
+        assert_eq!(next_window_len(MIN_WINDOW, 0), WINDOW);
+        // A candidate every 5 bytes: never under MIN_WINDOW.
+        assert_eq!(next_window_len(WINDOW, WINDOW / 5), MIN_WINDOW);
+    }
 
     /// Overwrites bytes of `hay` (the structure bytes of a URN, zeros as a
     /// truncated mapping reads, non-ASCII) and zero-fills from `cut` on.

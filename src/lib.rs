@@ -20,6 +20,7 @@
 //! | [`source`] | inputs: walking directories, mapping, reading or streaming files; binary files |
 //! | [`decompress`] | gzip and zstd inputs (`-z`), recognised by magic, decoded ahead on their own threads |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
+//! | [`ordered`] | output formatted a block at a time on several threads, written in order |
 //! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
 //!
 //! ## Validating one URN
@@ -73,6 +74,7 @@ pub mod job;
 pub mod key;
 pub mod lines;
 pub mod nid;
+pub mod ordered;
 pub mod platform;
 pub mod scan;
 pub mod source;

@@ -82,9 +82,9 @@
 //! distinct keys from `urnscan gen --dataset` (lines of 36 bytes on
 //! average): **63.1 bytes per distinct key** (the ignored test
 //! `bytes_per_distinct_key`; 97.3 with a 32-byte record per key and raw
-//! forms stored whole, 118.5 when those were doubling vectors). `--sort
-//! key` needs another 24 bytes per key for the sorted list; first-seen order
-//! needs nothing more. On top of the tables, the current block (4 MiB by
+//! forms stored whole, 118.5 when those were doubling vectors). Neither
+//! order needs more for the output: first-seen order merges the tables as
+//! they are, and `--sort key` keeps its sorted list in their indexes. On top of the tables, the current block (4 MiB by
 //! default) and its records, 24 bytes per line.
 //!
 //! # Larger than memory: spilling
@@ -101,8 +101,9 @@
 //! ignored). Each final table is sorted into a run file, and the runs are
 //! merged, so the output is byte for byte the output of the in-memory run
 //! and the memory stays bounded by the limit plus one record per open run.
-//! Key order also goes through the files when the tables fit but the tables
-//! and the sorted list of entries would not.
+//! Key order needs no memory beyond the tables: the sorted list of entries
+//! is kept in the tables' indexes, which the output does not use
+//! ([`SortedEntries::reusing_indexes`]).
 //!
 //! The limit is approximate. It is checked between blocks, and the tables'
 //! indexes grow by doubling (the 64 partitions grow alike, so they tend to
@@ -141,6 +142,7 @@ use rayon::prelude::*;
 use crate::dedup::{key_hash, Entry, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
+use crate::ordered::write_in_order;
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -787,9 +789,9 @@ impl LineDedup {
 
     /// Hands every class to `emit` in `order`.
     pub fn finish(mut self, order: Order, emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>) -> io::Result<Finished> {
-        self.prepare_output(order)?;
+        self.prepare_output()?;
         match self.spill.take() {
-            None => Ok(Finished { distinct: emit_tables(&self.tables, order, emit)?, spilled: false }),
+            None => Ok(Finished { distinct: emit_tables(&mut self.tables, order, emit)?, spilled: false }),
             Some(spill) => merge_runs(spill, self.limit, order, emit),
         }
     }
@@ -805,26 +807,20 @@ impl LineDedup {
         format: &Formatter<'_>,
         out: &mut dyn Write,
     ) -> io::Result<Finished> {
-        self.prepare_output(order)?;
+        self.prepare_output()?;
         match self.spill.take() {
-            None => Ok(Finished { distinct: write_tables(&self.tables, order, format, out)?, spilled: false }),
+            None => Ok(Finished { distinct: write_tables(&mut self.tables, order, format, out)?, spilled: false }),
             Some(spill) => merge_runs(spill, self.limit, order, &mut one_by_one(format, out)),
         }
     }
 
     /// Frees the block buffers and decides whether the output goes through
     /// the spill files; if it does, every table is in them afterwards.
-    fn prepare_output(&mut self, order: Order) -> io::Result<()> {
+    fn prepare_output(&mut self) -> io::Result<()> {
         // The blocks are done: their buffers go back before the output.
+        // (Key order needs nothing more: the sorted list is kept in the
+        // tables' indexes.)
         self.chunks = Vec::new();
-        // Sorting by key in memory needs a handle per class on top of the
-        // tables: past the limit, that sort goes through the files too.
-        let sort_bytes = self.table_len() * SortedEntries::BYTES_PER_ENTRY;
-        if let (Some(limit), Order::Key) = (self.limit, order) {
-            if (self.table_bytes() + sort_bytes) as u64 > limit {
-                self.spill_tables()?;
-            }
-        }
         if self.spill.is_some() {
             self.spill_tables()?;
         }
@@ -976,14 +972,14 @@ impl<'t, I: Iterator<Item = Entry<'t>>> Cursor for TableCursor<'t, I> {
 /// The in-memory result: first-seen order merges the tables (each already
 /// in first-seen order, see the module docs); key order sorts them all.
 fn emit_tables(
-    tables: &[KeyTable],
+    tables: &mut [KeyTable],
     order: Order,
     emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
 ) -> io::Result<u64> {
     match order {
         Order::FirstSeen => merge(tables.iter().map(|t| TableCursor::new(t.iter())).collect(), order, emit),
         Order::Key => {
-            let sorted = SortedEntries::new(tables);
+            let sorted = SortedEntries::reusing_indexes(tables);
             for e in sorted.iter() {
                 emit(&e)?;
             }
@@ -1005,24 +1001,27 @@ const SAMPLE_STEP: usize = 32;
 
 /// [`emit_tables`] for [`LineDedup::finish_parallel`]: the same classes in
 /// the same order, formatted a range at a time on several threads.
-fn write_tables(tables: &[KeyTable], order: Order, format: &Formatter<'_>, out: &mut dyn Write) -> io::Result<u64> {
+fn write_tables(tables: &mut [KeyTable], order: Order, format: &Formatter<'_>, out: &mut dyn Write) -> io::Result<u64> {
     match order {
         Order::Key => {
-            let sorted = SortedEntries::new(tables);
+            let sorted = SortedEntries::reusing_indexes(tables);
             let starts: Vec<usize> = (0..sorted.len()).step_by(RANGE_CLASSES).collect();
             write_in_order(&starts, out, |&start, text| {
                 sorted.iter_range(start..start + RANGE_CLASSES).try_for_each(|e| format(&e, text))
             })?;
             Ok(sorted.len() as u64)
         }
-        Order::FirstSeen => match FirstSeenRanges::new(tables) {
-            Some(ranges) => {
-                let indexes: Vec<usize> = (0..ranges.starts.len()).collect();
-                write_in_order(&indexes, out, |&i, text| ranges.format(i, format, text))?;
-                Ok(tables.iter().map(|t| t.len() as u64).sum())
+        Order::FirstSeen => {
+            let ranges = FirstSeenRanges::new(tables);
+            match ranges {
+                Some(ranges) => {
+                    let indexes: Vec<usize> = (0..ranges.starts.len()).collect();
+                    write_in_order(&indexes, out, |&i, text| ranges.format(i, format, text))?;
+                    Ok(ranges.tables.iter().map(|t| t.len() as u64).sum())
+                }
+                None => emit_tables(tables, order, &mut one_by_one(format, out)),
             }
-            None => emit_tables(tables, order, &mut one_by_one(format, out)),
-        },
+        }
     }
 }
 
@@ -1034,27 +1033,6 @@ fn one_by_one<'a>(format: &'a Formatter<'_>, out: &'a mut dyn Write) -> impl FnM
         format(e, &mut text)?;
         out.write_all(&text)
     }
-}
-
-/// Fills one buffer per item, two items per thread at a time, and writes
-/// the buffers to `out` in item order: parallel formatting, bounded memory.
-fn write_in_order<T: Sync>(
-    items: &[T],
-    out: &mut dyn Write,
-    fill: impl Fn(&T, &mut Vec<u8>) -> io::Result<()> + Sync,
-) -> io::Result<()> {
-    let mut texts = vec![Vec::new(); rayon::current_num_threads() * 2];
-    for group in items.chunks(texts.len()) {
-        let texts = &mut texts[..group.len()];
-        texts.par_iter_mut().zip(group).try_for_each(|(text, item)| {
-            text.clear();
-            fill(item, text)
-        })?;
-        for text in texts.iter() {
-            out.write_all(text)?;
-        }
-    }
-    Ok(())
 }
 
 /// First-seen order cut into ranges of about [`RANGE_CLASSES`] classes by
@@ -1681,18 +1659,18 @@ mod tests {
     }
 
     #[test]
-    fn key_order_goes_through_files_when_the_sort_would_exceed_the_limit() {
+    fn key_order_needs_no_memory_beyond_the_tables() {
+        // The sorted list lives in the tables' indexes: tables that fit the
+        // limit are sorted in memory, with the same output as without one.
         let input = mixed_input(20_000);
         let whole = run(opts(), &[&input], Order::Key, false);
         let mut dedup = LineDedup::new(opts());
         dedup.add_bytes(&input, 0, &mut |_| Ok(())).unwrap();
-        // The tables fit; the tables and the sorted list do not.
         let limited = DedupOptions { memory_limit: Some(dedup.table_bytes() as u64), ..opts() };
         let mut dedup = LineDedup::new(limited.clone());
         dedup.add_bytes(&input, 0, &mut |_| Ok(())).unwrap();
-        assert!(!dedup.spilled());
         let finished = dedup.finish(Order::Key, &mut |_| Ok(())).unwrap();
-        assert_eq!(finished, Finished { distinct: whole.0.len() as u64, spilled: true });
+        assert_eq!(finished, Finished { distinct: whole.0.len() as u64, spilled: false });
         assert_eq!(run(limited, &[&input], Order::Key, false), whole);
     }
 

@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
+use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
@@ -54,11 +55,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         ui,
         progress: &progress,
     };
-    let outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
+    let mut outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
     let elapsed = started.elapsed().as_secs_f64();
     progress.finish();
     if args.unique {
-        printer.unique(&outcome)?;
+        printer.unique(&mut outcome)?;
     }
     if args.stats {
         printer.stats(&outcome, elapsed)?;
@@ -116,32 +117,23 @@ impl<W: Write> Printer<'_, W> {
     }
 
     /// The unique URNs in key order. Millions of lines take a while to
-    /// format, so blocks of entries are formatted in parallel, a few blocks
-    /// per thread at a time (bounded memory), and written in order.
-    fn unique(&mut self, outcome: &Outcome) -> io::Result<()> {
+    /// format, so blocks of entries are formatted in parallel and written
+    /// in order ([`write_in_order`]).
+    fn unique(&mut self, outcome: &mut Outcome) -> io::Result<()> {
         const BLOCK: usize = 1 << 14;
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
+        // In the table's own indexes: every key is in.
         let sorted = outcome.table.sorted();
+        let inputs = &outcome.inputs;
         let format = self.format;
         let blocks: Vec<usize> = (0..sorted.len()).step_by(BLOCK).collect();
-        for group in blocks.chunks(rayon::current_num_threads() * 2) {
-            let texts = group
-                .par_iter()
-                .map(|&start| {
-                    let mut text = Vec::with_capacity(BLOCK * 48);
-                    for e in sorted.iter_range(start..start + BLOCK) {
-                        let path = outcome.inputs.get(e.first.file as usize).map_or("", String::as_str);
-                        unique_record(&mut text, format, &e, path)?;
-                    }
-                    Ok(text)
-                })
-                .collect::<io::Result<Vec<Vec<u8>>>>()?;
-            for text in texts {
-                self.out.write_all(&text)?;
-            }
-        }
-        Ok(())
+        write_in_order(&blocks, &mut self.out, |&start, text| {
+            sorted.iter_range(start..start + BLOCK).try_for_each(|e| {
+                let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
+                unique_record(text, format, &e, path)
+            })
+        })
     }
 
     fn stats(&mut self, outcome: &Outcome, elapsed: f64) -> io::Result<()> {

@@ -5,7 +5,7 @@
 //! - [`table`]: [`KeyTable`], the distinct keys of one thread, in an arena
 //!   with a prefetching open-addressing index.
 //! - [`sorted`]: [`SortedEntries`], the entries of many tables in key order
-//!   at 24 bytes per key.
+//!   kept in the tables' own indexes.
 //! - here: [`ShardedTable`], the same filled by all threads at once, and
 //!   [`KeyBatch`], the URNs of one buffer on their way into it.
 //!
@@ -134,10 +134,12 @@ impl ShardedTable {
         self.shards.iter().flat_map(KeyTable::iter)
     }
 
-    /// Entries sorted by key bytes (sorted in parallel, 24 bytes per key;
-    /// see [`SortedEntries`]).
-    pub fn sorted(&self) -> SortedEntries<'_> {
-        SortedEntries::new(&self.shards)
+    /// Entries sorted by key bytes, sorted in parallel in the shards'
+    /// indexes, which the shards give up for it: no memory beyond the
+    /// table is needed (see [`SortedEntries::reusing_indexes`]). Keys can
+    /// still be inserted afterwards; the first insert rebuilds the index.
+    pub fn sorted(&mut self) -> SortedEntries<'_> {
+        SortedEntries::reusing_indexes(&mut self.shards)
     }
 }
 

@@ -1,20 +1,43 @@
 //! Entries of many tables in key order, for output.
 //!
-//! Sorting [`Entry`] values directly costs about 80 bytes per distinct key
-//! on top of the tables (two slices, a count, a position) — 240 MB for
-//! 3 M keys, more than the tables themselves. Here each entry is a
-//! 24-byte handle instead: 16 bytes of the key as two integers, and the
-//! table and arena offset of the entry. Entries are decoded one at a time
-//! as they are handed out.
+//! The sorted list is all the output adds to the tables, and on a large
+//! dataset it is what decides the peak memory: sorting [`Entry`] values
+//! directly costs about 80 bytes per distinct key (two slices, a count, a
+//! position), 240 MB for 3 M keys, more than the tables themselves. Here
+//! it is one `u64` per entry, the entry's *place* (its table and arena
+//! offset), and [`SortedEntries::reusing_indexes`] keeps the places in the
+//! tables' own indexes, which the output does not need (an index has at
+//! least 4/3 slots per entry): the output then needs no memory beyond the
+//! tables but a bucket's worth. (Sorted as one list of 24-byte handles
+//! with 16 bytes of key in them, 3 M keys took 72 MB more; as a fresh list
+//! of places, 24 MB, which the allocator did not always take from the
+//! indexes just freed.)
 //!
-//! The sort never reads a key while comparing: a comparison that had to
-//! would wait for a cache miss, and keys often share long prefixes
-//! (`urn:nbn:de:…`). Handles are sorted by bytes 4..20 (every key starts
-//! with `urn:`); each run of handles that tie is then given the key's next
-//! 16 bytes, read once per handle, and sorted again, and so on (a
-//! most-significant-digit radix sort with 128-bit digits). Keys hold no
-//! zero bytes, so zero padding puts a shorter key first, as byte order
-//! does.
+//! The sort is a sample sort, so that the wider handles it needs exist for
+//! one bucket at a time:
+//!
+//! 1. Every 64th entry of each table is a sample; the samples are sorted
+//!    and every 256th of them is a *splitter*, so that the splitters cut
+//!    the keys into buckets of about 16,000.
+//! 2. Each table lists its entries' bucket numbers and offsets in its
+//!    buffer and groups them by bucket in place (a binary search over the
+//!    splitters, comparing 8-byte prefixes before whole keys; then one
+//!    pass of swaps), all tables in parallel.
+//! 3. Each bucket, whose entries lie in one part of every table's buffer,
+//!    is sorted on its own, in parallel, through a temporary 16-byte handle
+//!    per entry (8 bytes of the key as an integer beside the place), and
+//!    written back over its parts in order. Key order is then bucket by
+//!    bucket, and within a bucket, part by part.
+//!
+//! The sort of handles never reads a key while comparing: a comparison
+//! that had to would wait for a cache miss, and keys often share long
+//! prefixes (`urn:nbn:de:…`). Handles are sorted by bytes 4..12 (every key
+//! starts with `urn:`); each run of handles that tie is then given the
+//! key's next 8 bytes, read once per handle, and sorted again, and so on (a
+//! most-significant-digit radix sort with 64-bit digits). Keys hold no zero
+//! bytes, so zero padding puts a shorter key first, as byte order does.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
@@ -23,51 +46,106 @@ use super::{Entry, KeyTable};
 /// Entries of several tables sorted by key bytes; see the module docs.
 pub struct SortedEntries<'t> {
     tables: &'t [KeyTable],
-    handles: Vec<[u64; 3]>,
+    /// Per table, places (see [`place`]): the table's share of each bucket,
+    /// bucket by bucket, rewritten in key order by the bucket sorts.
+    buffers: Vec<Vec<u64>>,
+    /// The non-empty parts of the buffers in key order.
+    parts: Vec<Part>,
+    len: usize,
 }
 
-/// Bits of a handle's third word that hold the arena offset (the index
-/// addresses 40; the table number goes above).
+/// Places `range` of buffer `buffer`, the entries of ranks `rank..`.
+#[derive(Clone, Debug)]
+struct Part {
+    buffer: usize,
+    range: Range<usize>,
+    rank: usize,
+}
+
+/// Bits of a place that hold the arena offset (the index addresses 40; the
+/// table number goes above).
 const OFFSET_BITS: u32 = 48;
 const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
 
-impl<'t> SortedEntries<'t> {
-    /// Memory per entry while sorted.
-    pub const BYTES_PER_ENTRY: usize = std::mem::size_of::<[u64; 3]>();
+/// An entry's place: its table's number and its arena offset in one word.
+fn place(table: usize, offset: u64) -> u64 {
+    (table as u64) << OFFSET_BITS | offset
+}
 
-    /// Sorts the entries of `tables` (in parallel).
+/// The table and arena offset of a place.
+fn at(tables: &[KeyTable], place: u64) -> (&KeyTable, u64) {
+    (&tables[(place >> OFFSET_BITS) as usize], place & OFFSET_MASK)
+}
+
+/// How the entries are cut into buckets: every `sample_step`-th entry of
+/// a table is a sample, every `samples_per_bucket`-th sample a splitter.
+#[derive(Clone, Copy, Debug)]
+struct Buckets {
+    sample_step: usize,
+    samples_per_bucket: usize,
+}
+
+/// Buckets of about 16,000 entries: their handles (256 KiB) stay in cache
+/// while sorted, and 3 M keys make some 180 buckets for the threads to
+/// share.
+const BUCKETS: Buckets = Buckets { sample_step: 64, samples_per_bucket: 256 };
+
+impl<'t> SortedEntries<'t> {
+    /// Sorts the entries of `tables` (in parallel) into a new list of
+    /// 8 bytes per entry. Keys must be distinct across the tables, as the
+    /// shards of one [`super::ShardedTable`] are.
     pub fn new(tables: &'t [KeyTable]) -> SortedEntries<'t> {
-        let mut handles = vec![[0; 3]; tables.iter().map(KeyTable::len).sum()];
-        // Each table fills its own part of the handles, in parallel: a
-        // table holds exactly `len` live entries.
-        let mut parts = Vec::with_capacity(tables.len());
-        let mut rest = &mut handles[..];
-        for table in tables {
-            let (part, after) = rest.split_at_mut(table.len());
-            parts.push(part);
-            rest = after;
-        }
-        parts.into_par_iter().zip(tables.par_iter().enumerate()).for_each(|(part, (t, table))| {
-            let mut filled = 0;
-            for (h, (offset, e)) in part.iter_mut().zip(table.iter_offsets()) {
-                let digit = digit_at(e.key, 4);
-                *h = [(digit >> 64) as u64, digit as u64, (t as u64) << OFFSET_BITS | offset];
-                filled += 1;
+        let buffers = tables.iter().map(|_| Vec::new()).collect();
+        SortedEntries::sort(tables, buffers, BUCKETS)
+    }
+
+    /// [`SortedEntries::new`], with the list kept in the tables' indexes,
+    /// which they give up ([`KeyTable::take_index`]; the next insert
+    /// rebuilds one): the sort then needs no memory beyond the tables but a
+    /// bucket's worth.
+    pub fn reusing_indexes(tables: &'t mut [KeyTable]) -> SortedEntries<'t> {
+        let buffers = tables.iter_mut().map(KeyTable::take_index).collect();
+        SortedEntries::sort(tables, buffers, BUCKETS)
+    }
+
+    fn sort(tables: &'t [KeyTable], mut buffers: Vec<Vec<u64>>, sizes: Buckets) -> SortedEntries<'t> {
+        let splitters = splitters(tables, sizes);
+        let buckets = splitters.len() + 1;
+        let counts: Vec<Vec<usize>> = buffers
+            .par_iter_mut()
+            .zip(tables.par_iter().enumerate())
+            .map(|(buffer, (t, table))| group_by_bucket(buffer, t, table, &splitters))
+            .collect();
+        // Each bucket's part of every buffer, for the bucket sorts.
+        let mut by_bucket: Vec<Vec<&mut [u64]>> = (0..buckets).map(|_| Vec::with_capacity(tables.len())).collect();
+        for (buffer, counts) in buffers.iter_mut().zip(&counts) {
+            for (b, part) in split_by(buffer, counts.iter().copied()).into_iter().enumerate() {
+                by_bucket[b].push(part);
             }
-            debug_assert_eq!(filled, part.len(), "a table's live entries are its len");
-        });
-        sort_from(&mut handles, 4, tables);
-        SortedEntries { tables, handles }
+        }
+        by_bucket.into_par_iter().for_each(|mut parts| sort_bucket(&mut parts, tables));
+        let mut parts = Vec::new();
+        let mut rank = 0;
+        for b in 0..buckets {
+            for (t, counts) in counts.iter().enumerate() {
+                let start: usize = counts[..b].iter().sum();
+                if counts[b] > 0 {
+                    parts.push(Part { buffer: t, range: start..start + counts[b], rank });
+                    rank += counts[b];
+                }
+            }
+        }
+        SortedEntries { tables, buffers, parts, len: rank }
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.handles.len()
+        self.len
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.handles.is_empty()
+        self.len == 0
     }
 
     /// The entries in key order. Each is decoded from its table as it is
@@ -79,40 +157,148 @@ impl<'t> SortedEntries<'t> {
 
     /// Entries `range` of [`SortedEntries::iter`] (clamped to the length):
     /// for handing them out from several threads, a range each.
-    pub fn iter_range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Entry<'t>> + '_ {
+    pub fn iter_range(&self, range: Range<usize>) -> impl Iterator<Item = Entry<'t>> + '_ {
         let tables = self.tables;
-        let at = move |h: &[u64; 3]| (&tables[(h[2] >> OFFSET_BITS) as usize], h[2] & OFFSET_MASK);
-        let end = range.end.min(self.len());
+        let end = range.end.min(self.len);
         let start = range.start.min(end);
-        let (handles, first) = (&self.handles[..end], start);
-        handles[start..].iter().enumerate().map(move |(i, h)| {
-            if let Some(ahead) = handles.get(first + i + AHEAD) {
-                let (table, offset) = at(ahead);
+        let first = self.parts.partition_point(|p| p.rank + p.range.len() <= start);
+        self.parts[first..].iter().take_while(move |p| p.rank < end).flat_map(move |p| {
+            // The part's places within `start..end`, by rank.
+            let from = p.range.start + start.saturating_sub(p.rank);
+            let to = p.range.end.min(p.range.start + (end - p.rank));
+            let places = &self.buffers[p.buffer][from..to];
+            places.iter().enumerate().map(move |(i, &here)| {
+                if let Some(&ahead) = places.get(i + AHEAD) {
+                    let (table, offset) = at(tables, ahead);
+                    table.prefetch_entry_at(offset);
+                }
+                let (table, offset) = at(tables, here);
+                table.entry_at(offset)
+            })
+        })
+    }
+}
+
+/// The splitter keys (with their first digit) that cut the entries of
+/// `tables` into buckets of about `sample_step * samples_per_bucket`; at
+/// most `u16::MAX` of them, so a bucket number fits 16 bits.
+fn splitters(tables: &[KeyTable], sizes: Buckets) -> Vec<(u64, &[u8])> {
+    let mut samples: Vec<[u64; 2]> = tables
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(t, table)| {
+            table
+                .iter_offsets()
+                .step_by(sizes.sample_step)
+                .map(move |(offset, e)| [digit_at(e.key, 4), place(t, offset)])
+        })
+        .collect();
+    sort_from(&mut samples, 4, tables);
+    let step = sizes.samples_per_bucket.max(samples.len().div_ceil(usize::from(u16::MAX))).max(1);
+    samples
+        .iter()
+        .skip(step)
+        .step_by(step)
+        .map(|h| {
+            // (The sort left a later digit of the key in `h[0]`.)
+            let (table, offset) = at(tables, h[1]);
+            let key = table.key_at(offset);
+            (digit_at(key, 4), key)
+        })
+        .collect()
+}
+
+/// The bucket of `key`: the number of splitters not above it.
+fn bucket_of(splitters: &[(u64, &[u8])], key: &[u8]) -> usize {
+    let digit = digit_at(key, 4);
+    // The digits agree with byte order wherever they differ.
+    splitters.partition_point(|&(d, s)| d < digit || (d == digit && s <= key))
+}
+
+/// Fills `buffer` with the places of `table` (number `t`) grouped by
+/// bucket, in bucket order, and returns how many each bucket holds.
+fn group_by_bucket(buffer: &mut Vec<u64>, t: usize, table: &KeyTable, splitters: &[(u64, &[u8])]) -> Vec<usize> {
+    let mut counts = vec![0; splitters.len() + 1];
+    // The bucket number goes where the table number will: a place's top
+    // 16 bits, while the places are grouped.
+    buffer.clear();
+    buffer.reserve_exact(table.len());
+    buffer.extend(table.iter_offsets().map(|(offset, e)| {
+        let b = bucket_of(splitters, e.key);
+        counts[b] += 1;
+        (b as u64) << OFFSET_BITS | offset
+    }));
+    // In place: each bucket's next free slot takes the entry that belongs
+    // there, swapping out whatever was in its way.
+    let mut next: Vec<usize> = counts.iter().scan(0, |sum, &n| Some(std::mem::replace(sum, *sum + n))).collect();
+    let ends: Vec<usize> = next.iter().zip(&counts).map(|(start, n)| start + n).collect();
+    for b in 0..counts.len() {
+        while next[b] < ends[b] {
+            let home = (buffer[next[b]] >> OFFSET_BITS) as usize;
+            if home == b {
+                next[b] += 1;
+            } else {
+                buffer.swap(next[b], next[home]);
+                next[home] += 1;
+            }
+        }
+    }
+    for p in buffer.iter_mut() {
+        *p = place(t, *p & OFFSET_MASK);
+    }
+    counts
+}
+
+/// `slice` cut into consecutive parts of the given sizes (which add up to
+/// at most its length).
+fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut parts = Vec::new();
+    for n in sizes {
+        let (part, rest) = slice.split_at_mut(n);
+        parts.push(part);
+        slice = rest;
+    }
+    parts
+}
+
+/// Sorts one bucket, whose places are `parts`, by key through a temporary
+/// 16-byte handle per entry (see the module docs), and writes the places
+/// back over the parts in order.
+fn sort_bucket(parts: &mut [&mut [u64]], tables: &[KeyTable]) {
+    let mut handles = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for part in parts.iter() {
+        for (i, &p) in part.iter().enumerate() {
+            if let Some(&ahead) = part.get(i + AHEAD) {
+                let (table, offset) = at(tables, ahead);
                 table.prefetch_entry_at(offset);
             }
-            let (table, offset) = at(h);
-            table.entry_at(offset)
-        })
+            let (table, offset) = at(tables, p);
+            handles.push([digit_at(table.key_at(offset), 4), p]);
+        }
+    }
+    sort_from(&mut handles, 4, tables);
+    let sorted = handles.iter().map(|h| h[1]);
+    for (slot, p) in parts.iter_mut().flat_map(|part| part.iter_mut()).zip(sorted) {
+        *slot = p;
     }
 }
 
 /// How far ahead [`SortedEntries::iter`] prefetches.
 const AHEAD: usize = 8;
 
-/// Sorts `handles`, whose first two words hold bytes `from..from + 16` of
-/// their keys, by key bytes (see the module docs). Runs of ties are
-/// resolved in parallel, each reading its keys' next 16 bytes with the
+/// Sorts `handles` (`[digit, place]`), whose digits are bytes
+/// `from..from + 8` of their keys, by key bytes (see the module docs). Runs of ties are
+/// resolved in parallel, each reading its keys' next 8 bytes with the
 /// entries a few places ahead prefetched.
-fn sort_from(handles: &mut [[u64; 3]], from: usize, tables: &[KeyTable]) {
-    let at = |h: &[u64; 3]| (&tables[(h[2] >> OFFSET_BITS) as usize], h[2] & OFFSET_MASK);
-    let key = |h: &[u64; 3]| {
-        let (table, offset) = at(h);
+fn sort_from(handles: &mut [[u64; 2]], from: usize, tables: &[KeyTable]) {
+    let key = |h: &[u64; 2]| {
+        let (table, offset) = at(tables, h[1]);
         table.key_at(offset)
     };
-    handles.par_sort_unstable_by_key(|h| (h[0], h[1]));
-    let next = from + 16;
-    let mut ties: Vec<&mut [[u64; 3]]> =
-        handles.chunk_by_mut(|a, b| (a[0], a[1]) == (b[0], b[1])).filter(|run| run.len() > 1).collect();
+    handles.par_sort_unstable_by_key(|h| h[0]);
+    let next = from + 8;
+    let mut ties: Vec<&mut [[u64; 2]]> =
+        handles.chunk_by_mut(|a, b| a[0] == b[0]).filter(|run| run.len() > 1).collect();
     ties.par_iter_mut().for_each(|run| {
         // Distinct keys differ further on, unless all of them ended
         // already (equal keys, which one table never holds).
@@ -121,23 +307,90 @@ fn sort_from(handles: &mut [[u64; 3]], from: usize, tables: &[KeyTable]) {
         }
         for i in 0..run.len() {
             if let Some(ahead) = run.get(i + AHEAD) {
-                let (table, offset) = at(ahead);
+                let (table, offset) = at(tables, ahead[1]);
                 table.prefetch_entry_at(offset);
             }
-            let digit = digit_at(key(&run[i]), next);
-            (run[i][0], run[i][1]) = ((digit >> 64) as u64, digit as u64);
+            run[i][0] = digit_at(key(&run[i]), next);
         }
         sort_from(run, next, tables);
     });
 }
 
-/// Bytes `from..from + 16` of `key` as a big-endian integer, zero-padded:
+/// Bytes `from..from + 8` of `key` as a big-endian integer, zero-padded:
 /// ordering by it agrees with ordering by the bytes wherever the two differ
 /// there.
-fn digit_at(key: &[u8], from: usize) -> u128 {
-    let mut bytes = [0u8; 16];
+fn digit_at(key: &[u8], from: usize) -> u64 {
+    let mut bytes = [0u8; 8];
     let tail = key.get(from..).unwrap_or_default();
-    let n = tail.len().min(16);
+    let n = tail.len().min(8);
     bytes[..n].copy_from_slice(&tail[..n]);
-    u128::from_be_bytes(bytes)
+    u64::from_be_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dedup::Position;
+    use std::collections::BTreeSet;
+
+    /// `keys` dealt round-robin into `n` tables.
+    fn tables(keys: &BTreeSet<String>, n: usize) -> Vec<KeyTable> {
+        let mut tables: Vec<KeyTable> = (0..n).map(|_| KeyTable::new()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let at = Position { file: 0, offset: i as u64 };
+            tables[i % n].insert(k.as_bytes(), k.as_bytes(), at, 1);
+        }
+        tables
+    }
+
+    proptest::proptest! {
+        /// Whatever the buckets (down to one entry per sample and a
+        /// splitter per sample), the order is byte order, and ranges cut it
+        /// anywhere.
+        #[test]
+        fn buckets_give_byte_order(
+            keys in proptest::collection::btree_set("urn:[ab]{1,3}:[ab%0-9]{0,30}", 0..200),
+            n in 1usize..6,
+            sample_step in 1usize..5,
+            samples_per_bucket in 1usize..5,
+            cut in 0usize..220,
+        ) {
+            let mut tables = tables(&keys, n);
+            let sizes = Buckets { sample_step, samples_per_bucket };
+            let fresh: Vec<Vec<u8>> = SortedEntries::sort(&tables, tables.iter().map(|_| Vec::new()).collect(), sizes)
+                .iter()
+                .map(|e| e.key.to_vec())
+                .collect();
+            let buffers = tables.iter_mut().map(KeyTable::take_index).collect();
+            let sorted = SortedEntries::sort(&tables, buffers, sizes);
+            let want: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+            let got: Vec<&[u8]> = sorted.iter().map(|e| e.key).collect();
+            proptest::prop_assert_eq!(&got, &want);
+            proptest::prop_assert!(fresh.iter().map(Vec::as_slice).eq(want.iter().copied()));
+            let halves: Vec<&[u8]> =
+                sorted.iter_range(0..cut).chain(sorted.iter_range(cut..usize::MAX)).map(|e| e.key).collect();
+            proptest::prop_assert_eq!(&halves, &want);
+        }
+    }
+
+    #[test]
+    fn splitters_cut_evenly_sized_buckets() {
+        let keys: BTreeSet<String> = (0..100_000).map(|i| format!("urn:nbn:de:{:08}", i * 7919 % 100_000)).collect();
+        let tables = tables(&keys, 8);
+        let splitters = splitters(&tables, BUCKETS);
+        // 100,000 keys in buckets of about 64 * 256 = 16,384.
+        assert!((4..=8).contains(&splitters.len()), "{} splitters", splitters.len());
+        let mut sizes = vec![0usize; splitters.len() + 1];
+        for k in &keys {
+            sizes[bucket_of(&splitters, k.as_bytes())] += 1;
+        }
+        // Every bucket but the last (the remainder) is near 16,384.
+        let (last, full) = sizes.split_last().unwrap();
+        assert!(full.iter().all(|&n| (12_000..=20_000).contains(&n)) && *last <= 20_000, "{sizes:?}");
+        // Splitters are in key order, and a splitter opens its own bucket.
+        assert!(splitters.windows(2).all(|w| w[0].1 < w[1].1));
+        for (i, (_, s)) in splitters.iter().enumerate() {
+            assert_eq!(bucket_of(&splitters, s), i + 1);
+        }
+    }
 }

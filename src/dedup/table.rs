@@ -204,6 +204,15 @@ impl KeyTable {
             + self.overflow.capacity() * 2 * std::mem::size_of::<u64>()
     }
 
+    /// Takes the index out (8 bytes per slot, at least 4/3 slots per
+    /// entry, about a fifth of the table) when no more keys are going in:
+    /// iterating and sorting read only the arena, so its buffer can hold
+    /// the output's list of entries ([`super::SortedEntries::reusing_indexes`]).
+    /// The next insert rebuilds the index from the arena.
+    pub fn take_index(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.index)
+    }
+
     /// Counts `count` occurrences of `key`, first seen as `raw` at `at`.
     /// Keys and raw forms are URNs, at most [`crate::MAX_URN_LEN`] bytes.
     pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {
@@ -322,10 +331,14 @@ impl KeyTable {
         }
     }
 
-    /// Doubles the index and puts every live entry back, reading the arena
+    /// Doubles the index (or, after [`KeyTable::release_index`], sizes it
+    /// for every entry) and puts every live entry back, reading the arena
     /// in order.
     fn grow(&mut self) {
-        let slots = (self.index.len() * 2).max(MIN_SLOTS);
+        let mut slots = (self.index.len() * 2).max(MIN_SLOTS);
+        while (self.len + 1) * 4 > slots * 3 {
+            slots *= 2;
+        }
         let mut index = vec![0u64; slots];
         let mask = slots - 1;
         for (offset, header, bytes) in self.arena.entries().filter(|(_, h, _)| !h.dead) {
@@ -552,6 +565,29 @@ mod tests {
         assert_eq!(ab.sorted(), ba.sorted());
         assert_eq!(raw(&ab.sorted()[0]), b"Urn:ab:x");
         assert_eq!(ab.sorted()[0].count, 5);
+    }
+
+    #[test]
+    fn inserts_after_the_index_is_taken_find_the_old_keys() {
+        let mut t = KeyTable::new();
+        let keys: Vec<String> = (0..1000).map(|i| format!("urn:ab:{i}")).collect();
+        for (i, k) in keys.iter().enumerate() {
+            t.insert(k.as_bytes(), k.as_bytes(), at(0, i as u64), 1);
+        }
+        let before = t.sorted();
+        let mut released = t.clone();
+        let heap = released.heap_bytes();
+        let index = released.take_index();
+        assert!(index.capacity() * 3 >= 1000 * 4, "room for the sorted list");
+        assert_eq!(released.heap_bytes(), heap - index.capacity() * 8);
+        assert_eq!(released.sorted(), before, "the entries are read from the arena alone");
+        for (i, k) in keys.iter().enumerate().step_by(7) {
+            released.insert(k.as_bytes(), k.as_bytes(), at(1, i as u64), 2);
+        }
+        released.insert(b"urn:ab:new", b"urn:ab:new", at(1, 0), 1);
+        assert_eq!(released.len(), 1001, "old keys were found again, not added twice");
+        let counts: u64 = released.iter().map(|e| e.count).sum();
+        assert_eq!(counts, 1000 + 2 * 143 + 1);
     }
 
     #[test]
