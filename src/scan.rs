@@ -56,7 +56,7 @@ use crate::find::Candidates;
 use crate::grammar::MAX_URN_LEN;
 use crate::key::KeyShape;
 use crate::platform::simd::UrnFinder;
-use crate::urn::Urn;
+use crate::urn::{Parts, Urn};
 
 /// Default chunk size of the parallel scan: large enough that per-chunk
 /// overhead vanishes, small enough to spread one file over every core.
@@ -219,6 +219,21 @@ impl Scanner {
         end: usize,
         progress: Option<&AtomicU64>,
         per_chunk: impl Fn(&[Event], &[KeyShape]) -> T + Sync,
+    ) -> (Vec<Event>, Vec<T>) {
+        self.scan_span_noted(hay, from, end, progress, per_chunk)
+    }
+
+    /// [`Scanner::scan_span_with`], and `per_chunk` also gets the
+    /// [`Parts`] of each of the chunk's URN events (one per URN event, in
+    /// order), as the validating walk found them: for the output, which
+    /// then need not parse the URNs again.
+    pub(crate) fn scan_span_parted<T: Send>(
+        &self,
+        hay: &[u8],
+        from: usize,
+        end: usize,
+        progress: Option<&AtomicU64>,
+        per_chunk: impl Fn(&[Event], &[Parts]) -> T + Sync,
     ) -> (Vec<Event>, Vec<T>) {
         self.scan_span_noted(hay, from, end, progress, per_chunk)
     }
@@ -394,7 +409,8 @@ impl Scanner {
 
 /// What a chunk scan keeps of each URN beside its [`Event`], which cannot
 /// grow (it is public): nothing for the public scans, the [`KeyShape`] for
-/// the key table's ([`Scanner::scan_span_shaped`]). The walk has just
+/// the key table's ([`Scanner::scan_span_shaped`]), the [`Parts`] for the
+/// output's ([`Scanner::scan_span_parted`]). The walk has just
 /// found it, so keeping it costs a few stores; finding it again later costs
 /// passes over the URN's bytes.
 trait UrnNote: Copy + Send + Sync {
@@ -408,6 +424,14 @@ impl UrnNote for () {
     const KEPT: bool = false;
     #[inline(always)]
     fn of(_: &Urn<'_>) {}
+}
+
+impl UrnNote for Parts {
+    const KEPT: bool = true;
+    #[inline(always)]
+    fn of(urn: &Urn<'_>) -> Self {
+        urn.parts()
+    }
 }
 
 impl UrnNote for KeyShape {

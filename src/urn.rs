@@ -119,6 +119,12 @@ impl<'a> Urn<'a> {
         key::Fixes { nid_end: self.parts.nid_end as usize, name: self.parts.upper_name, hex: self.parts.lower_hex }
     }
 
+    /// Where its parts are (what the scanner keeps beside a URN event for
+    /// the output, so that it need not parse the URN again).
+    pub(crate) fn parts(&self) -> Parts {
+        self.parts
+    }
+
     /// Where the name and NID end and the key's fix-ups, in compact form
     /// (what the scanner keeps beside a URN event for the key table).
     pub(crate) fn key_shape(&self) -> key::KeyShape {
