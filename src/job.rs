@@ -733,13 +733,13 @@ fn scan_stream(
     let mut sink_error = None;
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
-    let result = scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| {
+    let mut on_block = |buf: &[u8], base: u64, events: &[Event], parts: &[Vec<Parts>]| {
         events.iter().for_each(|e| totals.count(e));
         let read = base + buf.len() as u64;
         advance(opts, read - reported);
         reported = read;
         if opts.events {
-            if let Err(e) = emit(scanner, file, buf, base, events, &[], sink) {
+            if let Err(e) = emit(scanner, file, buf, base, events, parts, sink) {
                 sink_error = Some(e);
                 return false;
             }
@@ -749,7 +749,14 @@ fn scan_stream(
             add_keys(&mut outcome.table, buf, events, origin);
         }
         true
-    });
+    };
+    // A run that only prints keeps the parts of each URN, as for files
+    // (the buffer is our own: its bytes cannot change).
+    let result = if opts.events && !opts.keys {
+        scanner.scan_reader_parted(&mut reader, opts.stream_block, &mut on_block)
+    } else {
+        scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| on_block(buf, base, events, &[]))
+    };
     if let Some(e) = sink_error {
         return Err(e);
     }

@@ -338,6 +338,28 @@ impl Scanner {
         block: usize,
         mut on_block: impl FnMut(&[u8], u64, &[Event]) -> bool,
     ) -> io::Result<u64> {
+        self.scan_reader_noted::<(), ()>(reader, block, |_, _| (), |buf, base, events, _| on_block(buf, base, events))
+    }
+
+    /// [`Scanner::scan_reader`], and `on_block` also gets, per chunk of the
+    /// block, the [`Parts`] of its URN events (as
+    /// [`Scanner::scan_span_parted`] gives them).
+    pub(crate) fn scan_reader_parted(
+        &self,
+        reader: &mut dyn Read,
+        block: usize,
+        on_block: impl FnMut(&[u8], u64, &[Event], &[Vec<Parts>]) -> bool,
+    ) -> io::Result<u64> {
+        self.scan_reader_noted(reader, block, |_, parts: &[Parts]| parts.to_vec(), on_block)
+    }
+
+    fn scan_reader_noted<N: UrnNote, T: Send>(
+        &self,
+        reader: &mut dyn Read,
+        block: usize,
+        per_chunk: impl Fn(&[Event], &[N]) -> T + Sync,
+        mut on_block: impl FnMut(&[u8], u64, &[Event], &[T]) -> bool,
+    ) -> io::Result<u64> {
         // Three bytes of left context stay in the buffer, so a block of
         // fewer than four new bytes could never move forward.
         let capacity = block.max(1) + LOOKAHEAD + 3;
@@ -348,8 +370,8 @@ impl Scanner {
             let eof = fill(reader, &mut buf, capacity)?;
             let end = if eof { buf.len() } else { buf.len() - LOOKAHEAD };
             if end > from {
-                let events = self.scan_span(&buf, from, end);
-                if !on_block(&buf, base, &events) {
+                let (events, results) = self.scan_span_noted(&buf, from, end, None, &per_chunk);
+                if !on_block(&buf, base, &events, &results) {
                     return Ok(base + buf.len() as u64);
                 }
                 from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
