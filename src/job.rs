@@ -406,7 +406,7 @@ pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
 }
 
 /// [`key_batch`] with the shape of each URN's key (one per URN event) as
-/// the scan's validating walk found it ([`Scanner::scan_span_shaped`]):
+/// the scan's validating walk found it ([`Scanner::scan_span_noted`]):
 /// no pass over the bytes to find it again. A shape that no longer fits
 /// the bytes (a mapping changed since the scan) drops the URN, and one that
 /// fits is checked again before its key is kept, as for [`key_batch`].
@@ -480,10 +480,10 @@ fn scan_keyed(scanner: &Scanner, opts: &JobOptions, hay: &[u8], span: Range<usiz
     let (from, end) = (span.start, span.end);
     if opts.keys {
         let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin);
-        let (events, keys) = scanner.scan_span_shaped(hay, from, end, progress, per_chunk);
+        let (events, keys) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
         Spanned { events, keys, parts: Vec::new() }
     } else if opts.events {
-        let (events, parts) = scanner.scan_span_parted(hay, from, end, progress, |_, parts| parts.to_vec());
+        let (events, parts) = scanner.scan_span_noted(hay, from, end, progress, |_, parts: &[Parts]| parts.to_vec());
         Spanned { events, keys: Vec::new(), parts }
     } else {
         let events = scanner.scan_span_with(hay, from, end, progress, |_| ()).0;
@@ -857,7 +857,7 @@ mod tests {
         ) {
             let hay: Vec<u8> = urns.iter().zip(&seps).flat_map(|(u, s)| [u.as_bytes(), s.as_bytes()].concat()).collect();
             let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(chunk);
-            let (events, parts) = scanner.scan_span_parted(&hay, 0, hay.len(), None, |_, p| p.to_vec());
+            let (events, parts) = scanner.scan_span_noted(&hay, 0, hay.len(), None, |_, p: &[Parts]| p.to_vec());
             let whole = printed(&scanner, &hay, &events, &parts);
             prop_assert_eq!(&whole, &printed(&scanner, &hay, &events, &[]));
             let cut_short = damaged(&hay, &[], cut);
@@ -883,7 +883,7 @@ mod tests {
             let hay = urns.join(" ").into_bytes();
             let grammar = Grammar::Rfc8141;
             let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(chunk);
-            let (_, chunks) = scanner.scan_span_shaped(&hay, 0, hay.len(), None, |e, s| (e.to_vec(), s.to_vec()));
+            let (_, chunks) = scanner.scan_span_noted(&hay, 0, hay.len(), None, |e, s: &[KeyShape]| (e.to_vec(), s.to_vec()));
             let origin = Origin { file: 0, base: 0, grammar, mapped: true };
             let during = damaged(&hay, &during, cut);
             let batches: Vec<KeyBatch> =

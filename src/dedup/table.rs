@@ -331,7 +331,7 @@ impl KeyTable {
         }
     }
 
-    /// Doubles the index (or, after [`KeyTable::release_index`], sizes it
+    /// Doubles the index (or, after [`KeyTable::take_index`], sizes it
     /// for every entry) and puts every live entry back, reading the arena
     /// in order.
     fn grow(&mut self) {
