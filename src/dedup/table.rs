@@ -260,14 +260,14 @@ impl KeyTable {
 
     /// Inserts one occurrence per item (`view` turns an item into its
     /// [`Occurrence`], or `None` to skip it), in order, as
-    /// [`KeyTable::insert_if`] with a count of 1 and `accept(occurrence)`.
+    /// [`KeyTable::insert_if`] with a count of 1 and `accept(item)`.
     /// Same result as one call per item, but the memory the next items will
     /// need is prefetched while the current one is inserted.
     pub fn insert_batch<'a, T>(
         &mut self,
         items: &[T],
         view: impl Fn(&T) -> Option<Occurrence<'a>>,
-        accept: impl Fn(&Occurrence<'a>) -> bool,
+        accept: impl Fn(&T) -> bool,
     ) {
         for (i, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(i + SLOT_AHEAD).and_then(&view) {
@@ -279,7 +279,7 @@ impl KeyTable {
                 self.prefetch_entry(ahead.hash);
             }
             if let Some(o) = view(item) {
-                self.insert_if(o.hash, o.key, o.raw, o.at, 1, || accept(&o));
+                self.insert_if(o.hash, o.key, o.raw, o.at, 1, || accept(item));
             }
         }
     }
@@ -374,7 +374,9 @@ impl KeyTable {
     }
 
     fn count_at(&self, offset: u64, header: &Header) -> u64 {
-        u64::from(header.count) + self.overflow.get(&offset).copied().unwrap_or(0)
+        // Nearly always empty: then not even hashed.
+        let more = if self.overflow.is_empty() { 0 } else { self.overflow.get(&offset).copied().unwrap_or(0) };
+        u64::from(header.count) + more
     }
 
     /// Writes a new entry and returns its offset.
