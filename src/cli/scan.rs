@@ -288,8 +288,11 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
             large
         });
     let classifier = NidClassifier::new();
+    // A dataset can hold hundreds of thousands of NIDs: they are turned
+    // into rows and sorted in parallel too (on one thread, 50 and 33 ms
+    // of a 180 ms tail for 130,000 NIDs).
     let mut stats: Vec<NidStat> = by_nid
-        .into_iter()
+        .into_par_iter()
         .map(|(nid, (occurrences, unique))| NidStat {
             nid: String::from_utf8_lossy(nid).into_owned(),
             class: classifier.classify(nid).as_str(),
@@ -297,7 +300,8 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
             unique,
         })
         .collect();
-    stats.sort_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
+    // NIDs are distinct: the order is total, and an unstable sort is exact.
+    stats.par_sort_unstable_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
     stats
 }
 
