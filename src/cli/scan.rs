@@ -3,6 +3,7 @@
 //! candidates.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -264,35 +265,35 @@ struct NidStat {
 fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
     // One entry per distinct key: hashed with foldhash and kept as bytes;
     // only the distinct NIDs become strings. The shards are counted in
-    // parallel, a map per thread, merged at the end (sums, so the order
-    // of merging does not matter).
+    // parallel into maps split by a hash of the NID, so that two threads'
+    // maps are merged part by part in parallel too (sums, so the order of
+    // merging does not matter): merged whole, 130,000 NIDs took 30 ms of
+    // one thread at the end of a run.
     type ByNid<'t> = HashMap<&'t [u8], (u64, u64), foldhash::fast::RandomState>;
-    let by_nid: ByNid<'_> = table
+    const PARTS: usize = 16;
+    let parter = foldhash::fast::FixedState::with_seed(0x6e69_6473);
+    let part_of = |nid: &[u8]| (parter.hash_one(nid) >> (64 - PARTS.trailing_zeros())) as usize;
+    let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
+    let parts = table
         .shards()
         .par_iter()
-        .fold(ByNid::default, |mut by_nid, shard| {
+        .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
-                let slot = by_nid.entry(nid_bytes_of_key(e.key)).or_default();
+                let nid = nid_bytes_of_key(e.key);
+                let slot = parts[part_of(nid)].entry(nid).or_default();
                 slot.0 += e.count;
                 slot.1 += 1;
             }
-            by_nid
+            parts
         })
-        .reduce(ByNid::default, |a, b| {
-            let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
-            for (nid, (occurrences, unique)) in small {
-                let slot = large.entry(nid).or_default();
-                slot.0 += occurrences;
-                slot.1 += unique;
-            }
-            large
-        });
+        .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
     let classifier = NidClassifier::new();
     // A dataset can hold hundreds of thousands of NIDs: they are turned
     // into rows and sorted in parallel too (on one thread, 50 and 33 ms
     // of a 180 ms tail for 130,000 NIDs).
-    let mut stats: Vec<NidStat> = by_nid
+    let mut stats: Vec<NidStat> = parts
         .into_par_iter()
+        .flat_map_iter(|part| part.into_iter())
         .map(|(nid, (occurrences, unique))| NidStat {
             nid: String::from_utf8_lossy(nid).into_owned(),
             class: classifier.classify(nid).as_str(),
@@ -386,6 +387,20 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
         write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
     }
     writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
+}
+
+/// `a` and `b` in one map: counts of the same NID added.
+fn merge_counts<K: std::hash::Hash + Eq, S: BuildHasher>(
+    a: HashMap<K, (u64, u64), S>,
+    b: HashMap<K, (u64, u64), S>,
+) -> HashMap<K, (u64, u64), S> {
+    let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
+    for (nid, (occurrences, unique)) in small {
+        let slot = large.entry(nid).or_default();
+        slot.0 += occurrences;
+        slot.1 += unique;
+    }
+    large
 }
 
 /// The NID of an equivalence key (`urn:NID:NSS`), as bytes.
