@@ -1,7 +1,8 @@
 //! Generated corpora against their ground truth: every planted URN is found
-//! at its offset with its key, no decoy is reported, and the unique count is
-//! the number of distinct planted keys — at several thread counts and chunk
-//! sizes, mapped, read and streamed.
+//! at its offset with its key, no decoy is reported, the unique count is
+//! the number of distinct planted keys, and each NID's counts are the
+//! truth's — at several thread counts and chunk sizes, mapped, read and
+//! streamed.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -100,4 +101,42 @@ fn stdin_stream_equals_file_scan() {
         .collect();
     let expected: Vec<(u64, String)> = truth.into_iter().map(|(o, u, _)| (o, u)).collect();
     assert_eq!(from_stdin, expected);
+}
+
+#[test]
+fn per_nid_stats_equal_the_truth() {
+    // Thousands of NIDs (the generator invents NIDs beside the registered
+    // ones), counted at several thread counts: every NID's occurrences and
+    // distinct keys, as the truth file gives them, whatever the split of
+    // the counting maps between threads.
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = generate(dir.path(), "4MiB", "5000", "23");
+    let mut want: std::collections::BTreeMap<String, (u64, BTreeSet<&str>)> = Default::default();
+    for (_, _, key) in &truth {
+        let nid = key.split(':').nth(1).unwrap().to_owned();
+        let slot = want.entry(nid).or_default();
+        slot.0 += 1;
+        slot.1.insert(key);
+    }
+    assert!(want.len() > 1000, "only {} NIDs planted", want.len());
+    let want: Vec<(String, u64, u64)> = want.into_iter().map(|(nid, (n, keys))| (nid, n, keys.len() as u64)).collect();
+    for jobs in ["-j1", "-j2", "-j3"] {
+        let o = urnscan(&["scan", "--stats", "--format", "json", jobs, "--chunk-size", "65536", &corpus]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let rows = v["nids"].as_array().unwrap();
+        // Most occurrences first, then by NID.
+        let order: Vec<(u64, &str)> =
+            rows.iter().map(|r| (r["occurrences"].as_u64().unwrap(), r["nid"].as_str().unwrap())).collect();
+        assert!(order.windows(2).all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)), "{jobs}");
+        let mut got: Vec<(String, u64, u64)> = rows
+            .iter()
+            .map(|r| {
+                let nid = r["nid"].as_str().unwrap().to_owned();
+                (nid, r["occurrences"].as_u64().unwrap(), r["unique"].as_u64().unwrap())
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{jobs}");
+    }
 }
