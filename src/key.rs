@@ -98,6 +98,8 @@ pub(crate) fn write_key(name: &[u8], fixes: Fixes, out: &mut Vec<u8>) {
 /// scanner reports them), without validating it again; see [`key_shape`].
 /// Allocates when the key is not the URN's own start: for one key at a
 /// time; many go through [`key_shape`] and [`write_key`] into one buffer.
+/// (The tests' reference for those two.)
+#[cfg(test)]
 pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>> {
     key_shape(urn, grammar).map(|(name, fixes)| key_bytes(name, fixes))
 }

@@ -44,10 +44,12 @@ pub mod entry;
 pub mod sorted;
 pub mod table;
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 
 use crate::grammar::Grammar;
-use crate::key::{write_key, Fixes};
+use crate::key::{key_shape, write_key, Fixes};
 
 pub use entry::{Entry, Position, Raw};
 pub use sorted::SortedEntries;
@@ -120,8 +122,9 @@ impl ShardedTable {
             for (batch, hay) in batches {
                 batch.occurrences(s, hay, &mut stream);
             }
+            let scratch = RefCell::new(Vec::new());
             let accept = |(o, recheck): &(Occurrence<'_>, Option<Grammar>)| {
-                recheck.is_none_or(|g| still_consistent(o.raw, o.key, o.hash, g))
+                recheck.is_none_or(|g| still_consistent(o.raw, o.key, o.hash, g, &mut scratch.borrow_mut()))
             };
             shard.insert_batch(&stream, |(o, _)| Some(*o), accept);
         });
@@ -239,10 +242,22 @@ impl KeyBatch {
 /// same hash. A full parse would also catch a change in the microseconds
 /// between validation and phase 1 (in the same task), but costs as much as
 /// the validation itself; such a file is reported as changed anyway.
-fn still_consistent(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar) -> bool {
-    raw.iter().all(u8::is_ascii_graphic)
-        && crate::key::key_of_valid(raw, grammar).is_some_and(|k| *k == *key)
-        && key_hash(key) == hash
+/// The key is made again in `scratch` when it needs fixing: this runs once
+/// per new key, and an allocation each time cost more than the check.
+fn still_consistent(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar, scratch: &mut Vec<u8>) -> bool {
+    // Not short-circuited, so that it runs a vector at a time.
+    if !raw.iter().fold(true, |ok, b| ok & b.is_ascii_graphic()) {
+        return false;
+    }
+    let Some((name, fixes)) = key_shape(raw, grammar) else { return false };
+    let now = if fixes.none() {
+        name
+    } else {
+        scratch.clear();
+        write_key(name, fixes, scratch);
+        &scratch[..]
+    };
+    now == key && key_hash(key) == hash
 }
 
 #[cfg(test)]
