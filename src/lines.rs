@@ -84,8 +84,9 @@
 //! `bytes_per_distinct_key`; 97.3 with a 32-byte record per key and raw
 //! forms stored whole, 118.5 when those were doubling vectors). Neither
 //! order needs more for the output: first-seen order merges the tables as
-//! they are, and `--sort key` keeps its sorted list in their indexes. On top of the tables, the current block (4 MiB by
-//! default) and its records, 24 bytes per line.
+//! they are, and `--sort key` keeps its sorted list in their indexes. On
+//! top of the tables, the current block (4 MiB by default) and its records,
+//! 24 bytes per line.
 //!
 //! # Larger than memory: spilling
 //!

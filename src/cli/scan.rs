@@ -269,7 +269,6 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
     // maps are merged part by part in parallel too (sums, so the order of
     // merging does not matter): merged whole, 130,000 NIDs took 30 ms of
     // one thread at the end of a run.
-    type ByNid<'t> = HashMap<&'t [u8], (u64, u64), foldhash::fast::RandomState>;
     const PARTS: usize = 16;
     let parter = foldhash::fast::FixedState::with_seed(0x6e69_6473);
     let part_of = |nid: &[u8]| (parter.hash_one(nid) >> (64 - PARTS.trailing_zeros())) as usize;
@@ -389,11 +388,11 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
     writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
 }
 
+/// Occurrences and distinct keys by NID.
+type ByNid<'t> = HashMap<&'t [u8], (u64, u64), foldhash::fast::RandomState>;
+
 /// `a` and `b` in one map: counts of the same NID added.
-fn merge_counts<K: std::hash::Hash + Eq, S: BuildHasher>(
-    a: HashMap<K, (u64, u64), S>,
-    b: HashMap<K, (u64, u64), S>,
-) -> HashMap<K, (u64, u64), S> {
+fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
     let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
     for (nid, (occurrences, unique)) in small {
         let slot = large.entry(nid).or_default();

@@ -126,13 +126,16 @@ impl<'t> SortedEntries<'t> {
         by_bucket.into_par_iter().for_each(|mut parts| sort_bucket(&mut parts, tables));
         let mut parts = Vec::new();
         let mut rank = 0;
+        // Where each buffer's share of the current bucket starts.
+        let mut starts = vec![0; tables.len()];
         for b in 0..buckets {
-            for (t, counts) in counts.iter().enumerate() {
-                let start: usize = counts[..b].iter().sum();
-                if counts[b] > 0 {
-                    parts.push(Part { buffer: t, range: start..start + counts[b], rank });
-                    rank += counts[b];
+            for (t, (counts, start)) in counts.iter().zip(&mut starts).enumerate() {
+                let n = counts[b];
+                if n > 0 {
+                    parts.push(Part { buffer: t, range: *start..*start + n, rank });
+                    rank += n;
                 }
+                *start += n;
             }
         }
         SortedEntries { tables, buffers, parts, len: rank }
