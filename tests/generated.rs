@@ -108,9 +108,10 @@ fn per_nid_stats_equal_the_truth() {
     // Thousands of NIDs (the generator invents NIDs beside the registered
     // ones), counted at several thread counts: every NID's occurrences and
     // distinct keys, as the truth file gives them, whatever the split of
-    // the counting maps between threads.
+    // the counting maps between threads, and counted from the unique URNs
+    // in key order when those are printed too.
     let dir = tempfile::tempdir().unwrap();
-    let (corpus, truth) = generate(dir.path(), "4MiB", "5000", "23");
+    let (corpus, truth) = generate(dir.path(), "16MiB", "5000", "23");
     let mut want: std::collections::BTreeMap<String, (u64, BTreeSet<&str>)> = Default::default();
     for (_, _, key) in &truth {
         let nid = key.split(':').nth(1).unwrap().to_owned();
@@ -120,15 +121,26 @@ fn per_nid_stats_equal_the_truth() {
     }
     assert!(want.len() > 1000, "only {} NIDs planted", want.len());
     let want: Vec<(String, u64, u64)> = want.into_iter().map(|(nid, (n, keys))| (nid, n, keys.len() as u64)).collect();
-    for jobs in ["-j1", "-j2", "-j3"] {
-        let o = urnscan(&["scan", "--stats", "--format", "json", jobs, "--chunk-size", "65536", &corpus]);
+    // With --unique the counts come from the unique URNs in key order, in
+    // blocks of 16,384 keys: the corpus has several blocks' worth.
+    let keys: BTreeSet<&str> = truth.iter().map(|(_, _, key)| key.as_str()).collect();
+    assert!(keys.len() > 3 * 16_384, "only {} distinct keys planted", keys.len());
+    let runs = ["-j1", "-j2", "-j3"].into_iter().flat_map(|jobs| [(jobs, false), (jobs, true)]);
+    for (jobs, unique) in runs {
+        let mut args = vec!["scan", "--stats", "--format", "json", jobs, "--chunk-size", "65536", &corpus];
+        if unique {
+            args.push("--unique");
+        }
+        let o = urnscan(&args);
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // The statistics object is the last line (after the unique URNs).
+        let last = o.stdout.trim_ascii_end().rsplit(|&b| b == b'\n').next().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(last).unwrap();
         let rows = v["nids"].as_array().unwrap();
         // Most occurrences first, then by NID.
         let order: Vec<(u64, &str)> =
             rows.iter().map(|r| (r["occurrences"].as_u64().unwrap(), r["nid"].as_str().unwrap())).collect();
-        assert!(order.windows(2).all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)), "{jobs}");
+        assert!(order.windows(2).all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)), "{jobs} {unique}");
         let mut got: Vec<(String, u64, u64)> = rows
             .iter()
             .map(|r| {
@@ -137,6 +149,6 @@ fn per_nid_stats_equal_the_truth() {
             })
             .collect();
         got.sort();
-        assert_eq!(got, want, "{jobs}");
+        assert_eq!(got, want, "{jobs} {unique}");
     }
 }

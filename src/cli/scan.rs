@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -59,11 +60,15 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let mut outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
     let elapsed = started.elapsed().as_secs_f64();
     progress.finish();
+    // With both, the per-NID counts are taken from the unique URNs as they
+    // are printed in key order; `--stats` alone counts them in hash maps.
+    let mut nids = None;
     if args.unique {
-        printer.unique(&mut outcome)?;
+        nids = printer.unique(&mut outcome, args.stats)?;
     }
     if args.stats {
-        printer.stats(&outcome, elapsed)?;
+        let nids = nids.unwrap_or_else(|| nid_stats(&outcome.table));
+        printer.stats(&outcome, &nids, elapsed)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
     Ok(exit_code(&outcome.totals))
@@ -119,8 +124,11 @@ impl<W: Write> Printer<'_, W> {
 
     /// The unique URNs in key order. Millions of lines take a while to
     /// format, so blocks of entries are formatted in parallel and written
-    /// in order ([`write_in_order`]).
-    fn unique(&mut self, outcome: &mut Outcome) -> io::Result<()> {
+    /// in order ([`write_in_order`]). With `count_nids`, the same pass
+    /// counts the entries by NID, which key order groups into runs: the
+    /// per-NID statistics without a second pass over the entries and
+    /// without hashing (see [`NidRuns`]).
+    fn unique(&mut self, outcome: &mut Outcome, count_nids: bool) -> io::Result<Option<Vec<NidStat>>> {
         const BLOCK: usize = 1 << 14;
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
@@ -128,22 +136,36 @@ impl<W: Write> Printer<'_, W> {
         let sorted = outcome.table.sorted();
         let inputs = &outcome.inputs;
         let format = self.format;
-        let blocks: Vec<usize> = (0..sorted.len()).step_by(BLOCK).collect();
-        write_in_order(&blocks, &mut self.out, |&start, text| {
-            sorted.iter_range(start..start + BLOCK).try_for_each(|e| {
+        let blocks: Vec<(usize, Mutex<NidRuns>)> =
+            (0..sorted.len()).step_by(BLOCK).map(|start| (start, Mutex::default())).collect();
+        write_in_order(&blocks, &mut self.out, |(start, runs), text| {
+            let mut block_runs = NidRuns::default();
+            sorted.iter_range(*start..start + BLOCK).try_for_each(|e| {
+                if count_nids {
+                    block_runs.add(nid_bytes_of_key(e.key), e.count);
+                }
                 let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
                 unique_record(text, format, &e, path)
-            })
-        })
+            })?;
+            *runs.lock().unwrap_or_else(PoisonError::into_inner) = block_runs;
+            Ok(())
+        })?;
+        if !count_nids {
+            return Ok(None);
+        }
+        let mut all = NidRuns::default();
+        for (_, runs) in blocks {
+            all.append(runs.into_inner().unwrap_or_else(PoisonError::into_inner));
+        }
+        Ok(Some(nid_rows(all.0.into_par_iter().map(|r| (r.nid, (r.occurrences, r.unique))))))
     }
 
-    fn stats(&mut self, outcome: &Outcome, elapsed: f64) -> io::Result<()> {
-        let nids = nid_stats(&outcome.table);
+    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat], elapsed: f64) -> io::Result<()> {
         let t = &outcome.totals;
         let gbps = if elapsed > 0.0 { t.bytes as f64 / elapsed / 1e9 } else { 0.0 };
         match self.format {
-            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, &nids, outcome.table.len(), elapsed),
-            _ => write_stats_text(&mut self.out, t, &nids, outcome.table.len(), elapsed, gbps, self.ui.out),
+            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, outcome.table.len(), elapsed),
+            _ => write_stats_text(&mut self.out, t, nids, outcome.table.len(), elapsed, gbps, self.ui.out),
         }
     }
 }
@@ -286,13 +308,17 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
             parts
         })
         .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
+    nid_rows(parts.into_par_iter().flat_map_iter(|part| part.into_iter()))
+}
+
+/// The statistics rows of distinct NIDs and their (occurrences, unique
+/// keys), most occurrences first, then by NID.
+fn nid_rows<'t>(counts: impl ParallelIterator<Item = (&'t [u8], (u64, u64))>) -> Vec<NidStat> {
     let classifier = NidClassifier::new();
     // A dataset can hold hundreds of thousands of NIDs: they are turned
     // into rows and sorted in parallel too (on one thread, 50 and 33 ms
     // of a 180 ms tail for 130,000 NIDs).
-    let mut stats: Vec<NidStat> = parts
-        .into_par_iter()
-        .flat_map_iter(|part| part.into_iter())
+    let mut stats: Vec<NidStat> = counts
         .map(|(nid, (occurrences, unique))| NidStat {
             nid: String::from_utf8_lossy(nid).into_owned(),
             class: classifier.classify(nid).as_str(),
@@ -303,6 +329,46 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
     // NIDs are distinct: the order is total, and an unstable sort is exact.
     stats.par_sort_unstable_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
     stats
+}
+
+/// Counts by NID of entries that come in key order. Keys with the same NID
+/// share the prefix `urn:NID:`, so in key order they are one run: a NID is
+/// counted by comparing it with the previous one, and the runs of
+/// consecutive blocks join where a NID spans the boundary. No NID is
+/// hashed, and a NID is never looked up in a map of 100,000 others.
+#[derive(Default)]
+struct NidRuns<'t>(Vec<NidRun<'t>>);
+
+struct NidRun<'t> {
+    nid: &'t [u8],
+    occurrences: u64,
+    unique: u64,
+}
+
+impl<'t> NidRuns<'t> {
+    /// Counts one distinct key of `nid`, seen `count` times.
+    fn add(&mut self, nid: &'t [u8], count: u64) {
+        self.join(NidRun { nid, occurrences: count, unique: 1 });
+    }
+
+    /// Adds the runs of the block that follows.
+    fn append(&mut self, next: NidRuns<'t>) {
+        let mut runs = next.0.into_iter();
+        if let Some(first) = runs.next() {
+            self.join(first);
+        }
+        self.0.extend(runs);
+    }
+
+    fn join(&mut self, run: NidRun<'t>) {
+        match self.0.last_mut() {
+            Some(last) if last.nid == run.nid => {
+                last.occurrences += run.occurrences;
+                last.unique += run.unique;
+            }
+            _ => self.0.push(run),
+        }
+    }
 }
 
 fn write_stats_text(
@@ -410,4 +476,46 @@ fn nid_bytes_of_key(key: &[u8]) -> &[u8] {
 
 fn ascii(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Entries in key order, cut into blocks anywhere: the joined runs
+        /// are the counts a map keyed by NID gives, one row per NID.
+        #[test]
+        fn nid_runs_equal_counting_in_a_map(
+            mut entries in prop::collection::vec((0u8..6, 1u64..5), 0..200),
+            cuts in prop::collection::vec(0usize..200, 0..8),
+        ) {
+            let nids: Vec<Vec<u8>> = (0..6).map(|n| format!("nid{n}").into_bytes()).collect();
+            entries.sort_by_key(|&(n, _)| n);
+            let mut want: BTreeMap<&[u8], (u64, u64)> = BTreeMap::new();
+            for &(n, count) in &entries {
+                let slot = want.entry(&nids[n as usize]).or_default();
+                slot.0 += count;
+                slot.1 += 1;
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(entries.len())).collect();
+            cuts.push(0);
+            cuts.push(entries.len());
+            cuts.sort();
+            let mut all = NidRuns::default();
+            for block in cuts.windows(2) {
+                let mut runs = NidRuns::default();
+                for &(n, count) in &entries[block[0]..block[1]] {
+                    runs.add(&nids[n as usize], count);
+                }
+                all.append(runs);
+            }
+            let got: Vec<(&[u8], (u64, u64))> = all.0.iter().map(|r| (r.nid, (r.occurrences, r.unique))).collect();
+            prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        }
+    }
 }
