@@ -329,7 +329,10 @@ impl<'a, W: Write> Printer<'a, W> {
             _ => Ok(()),
         }
     }
+}
 
+impl<'a> Printer<'a, &mut Vec<u8>> {
+    /// Formats one class into the output buffer.
     fn entry(&mut self, e: &Entry<'_>) -> io::Result<()> {
         match self.format {
             DedupFormat::Text => {
@@ -340,7 +343,7 @@ impl<'a, W: Write> Printer<'a, W> {
                 if self.keys {
                     self.out.write_all(e.key)?;
                 } else {
-                    e.raw.write_to(&mut self.out)?;
+                    e.raw.write_into(self.out);
                 }
                 self.out.write_all(b"\n")
             }

@@ -246,13 +246,13 @@ impl<W: Write> Sink for Printer<'_, W> {
 }
 
 /// One line of `scan --unique` output.
-fn unique_record(out: &mut impl Write, format: Format, e: &Entry<'_>, path: &str) -> io::Result<()> {
+fn unique_record(out: &mut Vec<u8>, format: Format, e: &Entry<'_>, path: &str) -> io::Result<()> {
     match format {
         Format::Text => {
             // Raw forms are ASCII: written as they are, without a UTF-8 check.
             write_u64(out, e.count)?;
             out.write_all(b"\t")?;
-            e.raw.write_to(out)?;
+            e.raw.write_into(out);
             out.write_all(b"\n")
         }
         Format::Jsonl | Format::Json => {

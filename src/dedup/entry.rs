@@ -89,9 +89,32 @@ impl<'t> Raw<'t> {
         }
     }
 
-    /// Appends the raw form to `out`.
+    /// Appends the raw form to `out`: the key in one copy, its flipped
+    /// letters patched in place, then the suffix (the output's hot path:
+    /// [`Raw::write_to`] writes piece by piece, a copy per run between
+    /// flips).
     pub fn write_into(&self, out: &mut Vec<u8>) {
-        self.pieces(|piece| out.extend_from_slice(piece));
+        match self.0 {
+            Repr::Bytes(b) => out.extend_from_slice(b),
+            Repr::Delta { key, delta } => {
+                let mut at = 0;
+                let head = read_varint(delta, &mut at);
+                if head & 1 == 1 {
+                    out.extend_from_slice(&delta[at..]);
+                    return;
+                }
+                let start = out.len();
+                out.extend_from_slice(key);
+                let flipped = &mut out[start..];
+                let mut next = 0;
+                for _ in 0..head >> 1 {
+                    let i = next + read_varint(delta, &mut at) as usize;
+                    flipped[i] ^= 0x20;
+                    next = i + 1;
+                }
+                out.extend_from_slice(&delta[at..]);
+            }
+        }
     }
 
     /// Hands the raw form to `f` in pieces, in order, without allocating.
@@ -335,7 +358,11 @@ mod tests {
         let raw = Raw::delta(&entry[h.len..h.len + h.key_len], delta);
         let mut written = Vec::new();
         raw.write_to(&mut written).unwrap();
-        assert_eq!(written, raw.to_vec());
+        // Patched in place after whatever the buffer holds already.
+        let mut appended = b"before".to_vec();
+        raw.write_into(&mut appended);
+        assert_eq!(appended[..6], *b"before");
+        assert_eq!(appended[6..], written);
         (h, written)
     }
 
