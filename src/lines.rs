@@ -66,10 +66,9 @@
 //! chunks' record vectors are kept from block to block, and the tables keep
 //! keys in an arena ([`KeyTable`]).
 //!
-//! Why not one table per thread, merged at the end (as `scan --unique`
-//! does)? The merge is sequential and inserts every key of every table once
-//! more, so with many distinct keys a large share of the work would not
-//! run in parallel. Partitioning costs 24 bytes of record per line of the
+//! Why not one table per thread, merged at the end? The merge is
+//! sequential and inserts every key of every table once more, so with many
+//! distinct keys a large share of the work would not run in parallel. Partitioning costs 24 bytes of record per line of the
 //! current block; the hash that picks the partition also places the key in
 //! its table, so each line is hashed once.
 //!
