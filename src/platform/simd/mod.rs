@@ -32,6 +32,9 @@
 //! so its lowest set bit is still the first match. Haystacks shorter than one
 //! block plus 3 bytes go down to SSE2 (19 bytes), then scalar. The scalar
 //! kernel runs the same cheap test as SWAR on four 8-byte words per turn.
+//! The x86_64 main loops also prefetch the haystack 4 KiB ahead: the search
+//! is bound by memory, and on the build VM the hardware prefetcher alone
+//! left it slower than a plain read (see `x86_64/mod.rs`).
 //!
 //! # Measured
 //!
