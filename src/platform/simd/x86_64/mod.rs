@@ -5,11 +5,11 @@
 //! Both main loops ask for the haystack [`PREFETCH_AHEAD`] bytes ahead of
 //! the turn they test. The search is bound by memory, not by the tests:
 //! on the 2-vCPU KVM guest of `BENCHMARKS.md` the hardware prefetcher
-//! alone kept the AVX2 search of 1 GiB of page-cached text at 136–156 ms
-//! against 113–126 ms for a plain XOR read of the same bytes; with the
+//! alone kept the AVX2 search of 1 GiB of page-cached text at 129–156 ms
+//! against 113–142 ms for a plain XOR read of the same bytes; with the
 //! software prefetch it took 99–116 ms (4 KiB ahead; 1 and 2 KiB ahead gave
-//! 110–117 ms), faster than that plain read (`urnscan bench`, interleaved
-//! runs).
+//! 110–118 ms), faster than that plain read (`urnscan bench`, one thread,
+//! interleaved runs).
 
 use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
 
