@@ -68,9 +68,10 @@
 //!
 //! Why not one table per thread, merged at the end? The merge is
 //! sequential and inserts every key of every table once more, so with many
-//! distinct keys a large share of the work would not run in parallel. Partitioning costs 24 bytes of record per line of the
-//! current block; the hash that picks the partition also places the key in
-//! its table, so each line is hashed once.
+//! distinct keys a large share of the work would not run in parallel.
+//! Partitioning costs 24 bytes of record per line of the current block; the
+//! hash that picks the partition also places the key in its table, so each
+//! line is hashed once.
 //!
 //! # Memory
 //!
