@@ -351,13 +351,10 @@ impl<'t> NidRuns<'t> {
         self.join(NidRun { nid, occurrences: count, unique: 1 });
     }
 
-    /// Adds the runs of the block that follows.
+    /// Adds the runs of the block that follows (only its first run can
+    /// join the last one here).
     fn append(&mut self, next: NidRuns<'t>) {
-        let mut runs = next.0.into_iter();
-        if let Some(first) = runs.next() {
-            self.join(first);
-        }
-        self.0.extend(runs);
+        next.0.into_iter().for_each(|run| self.join(run));
     }
 
     fn join(&mut self, run: NidRun<'t>) {

@@ -97,22 +97,16 @@ impl<'t> Raw<'t> {
         match self.0 {
             Repr::Bytes(b) => out.extend_from_slice(b),
             Repr::Delta { key, delta } => {
-                let mut at = 0;
-                let head = read_varint(delta, &mut at);
-                if head & 1 == 1 {
-                    out.extend_from_slice(&delta[at..]);
-                    return;
-                }
                 let start = out.len();
                 out.extend_from_slice(key);
-                let flipped = &mut out[start..];
-                let mut next = 0;
-                for _ in 0..head >> 1 {
-                    let i = next + read_varint(delta, &mut at) as usize;
-                    flipped[i] ^= 0x20;
-                    next = i + 1;
+                match read_delta(delta, |i| out[start + i] ^= 0x20) {
+                    Ok(suffix) => out.extend_from_slice(suffix),
+                    // Rare (a raw form not of the key's shape): the key goes.
+                    Err(whole) => {
+                        out.truncate(start);
+                        out.extend_from_slice(whole);
+                    }
                 }
-                out.extend_from_slice(&delta[at..]);
             }
         }
     }
@@ -291,21 +285,37 @@ fn for_each_flip(key: &[u8], raw: &[u8], mut f: impl FnMut(usize)) {
 /// The raw form that `delta` makes of `key`, in pieces: runs of the key,
 /// single flipped bytes, the suffix.
 fn delta_pieces(key: &[u8], delta: &[u8], mut f: impl FnMut(&[u8])) {
+    let mut next = 0;
+    let rest = read_delta(delta, |i| {
+        f(&key[next..i]);
+        f(&[key[i] ^ 0x20]);
+        next = i + 1;
+    });
+    match rest {
+        Ok(suffix) => {
+            f(&key[next..]);
+            f(suffix);
+        }
+        Err(whole) => f(whole),
+    }
+}
+
+/// Reads `delta` (see the module documentation): `Err(raw)` when it holds
+/// the raw form whole; otherwise calls `flip` with the index of each
+/// flipped byte of the key, in order, and returns the suffix.
+fn read_delta(delta: &[u8], mut flip: impl FnMut(usize)) -> Result<&[u8], &[u8]> {
     let mut at = 0;
     let head = read_varint(delta, &mut at);
     if head & 1 == 1 {
-        f(&delta[at..]);
-        return;
+        return Err(&delta[at..]);
     }
     let mut next = 0;
     for _ in 0..head >> 1 {
         let i = next + read_varint(delta, &mut at) as usize;
-        f(&key[next..i]);
-        f(&[key[i] ^ 0x20]);
+        flip(i);
         next = i + 1;
     }
-    f(&key[next..]);
-    f(&delta[at..]);
+    Ok(&delta[at..])
 }
 
 fn write_varint(out: &mut Vec<u8>, mut v: u64) {

@@ -11,7 +11,7 @@
 //! 110–118 ms), faster than that plain read (`urnscan bench`, one thread,
 //! interleaved runs).
 
-use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+use crate::platform::prefetch::prefetch;
 
 pub(super) mod avx2;
 pub(super) mod class;
@@ -20,14 +20,13 @@ pub(super) mod sse2;
 /// How far ahead of the tested bytes the main loops prefetch.
 const PREFETCH_AHEAD: usize = 4096;
 
-/// Hints that the `lines` cache lines from `p + PREFETCH_AHEAD` on will be
-/// read soon. The address may lie past the haystack: it is only a hint.
+/// Hints that the `lines` cache lines from `hay[at + PREFETCH_AHEAD]` on
+/// will be read soon (none past the haystack's end).
 #[inline(always)]
-fn prefetch_ahead(p: *const u8, lines: usize) {
+fn prefetch_ahead(hay: &[u8], at: usize, lines: usize) {
     for line in 0..lines {
-        let ahead = p.wrapping_add(PREFETCH_AHEAD + 64 * line);
-        // SAFETY: `prefetcht0` never faults, whatever the address, and reads
-        // nothing into a register; SSE is part of the x86-64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(ahead.cast()) }
+        if let Some(byte) = hay.get(at + PREFETCH_AHEAD + 64 * line) {
+            prefetch(byte);
+        }
     }
 }
