@@ -36,8 +36,9 @@
 //!    has fewer notes per shard than the prefetch distance).
 //!
 //! No key is inserted twice, nothing is merged, and no two threads touch the
-//! same table. The shard is the top six bits of the hash; a table's bucket
-//! comes from the low bits and its tag from bits 24..48, so a shard's keys
+//! same table. The shard is the top six bits of the hash; a table's tag is
+//! bits 24..48 and its bucket comes from the tag's low bits (the hash's low
+//! bits in an index of over 2^18 slots; see [`table`]), so a shard's keys
 //! still spread over its whole index.
 
 pub mod entry;

@@ -25,8 +25,22 @@
 //! delta (empty when that form is the key), and 8 bytes per index slot at a
 //! load of 3/8 to 3/4. Nothing is allocated per key: the arena grows in
 //! 64 KiB blocks that never move, so growing copies nothing and the slack
-//! is one block. The index is rebuilt on doubling from the arena, read in
-//! order, with the same [`key_hash`] the callers pass in.
+//! is one block.
+//!
+//! # Growing without reading the keys
+//!
+//! An index of up to 2^18 slots (`TAG_HOME_SLOTS`) takes a key's home slot
+//! from the low bits of its tag, so a slot alone says where it goes in an
+//! index twice the size: doubling reads the old index in order and touches
+//! neither the arena nor the hash function. (Rebuilding from the arena
+//! decoded and hashed every key at every doubling; on 256 MiB of dense
+//! text, whose 64 shards each double about ten times, indexes sized never
+//! to grow made `scan --unique --stats` at one thread 10 % faster.) The tag
+//! still tells keys apart in a probe: keys with different homes differ in
+//! those bits, and keys with the same home in the other 24 − log2(slots) of
+//! them. A larger index takes the home from the hash's low bits, below the
+//! tag, so that the whole tag filters, and is rebuilt from the arena as
+//! before (as is an index given up by [`KeyTable::take_index`]).
 
 use std::collections::HashMap;
 
@@ -77,7 +91,26 @@ impl Slot {
     fn matches(slot: u64, hash: u64) -> bool {
         slot & !Self::OFFSET_MASK == Self::tag(hash)
     }
+
+    /// The home of `hash` in an index of `slots` slots (a power of two).
+    fn home(hash: u64, slots: usize) -> usize {
+        let bits = if slots <= TAG_HOME_SLOTS { hash >> (64 - Self::OFFSET_BITS) } else { hash };
+        bits as usize & (slots - 1)
+    }
+
+    /// The home of the key in `slot` in an index of `slots` slots, up to
+    /// [`TAG_HOME_SLOTS`]: the same as [`Slot::home`] of its hash.
+    fn home_of_slot(slot: u64, slots: usize) -> usize {
+        debug_assert!(slots <= TAG_HOME_SLOTS);
+        (slot >> Self::OFFSET_BITS) as usize & (slots - 1)
+    }
 }
+
+/// The largest index whose homes come from the tag (see the module docs):
+/// 2^18 slots, about 200,000 keys, leaving 6 bits of the tag to tell apart
+/// keys with the same home.
+const TAG_HOME_SLOTS: usize = 1 << 18;
+const _: () = assert!(TAG_HOME_SLOTS.trailing_zeros() < 64 - Slot::OFFSET_BITS);
 
 /// Smallest index; it doubles when more than 3/4 full.
 const MIN_SLOTS: usize = 16;
@@ -285,7 +318,10 @@ impl KeyTable {
     }
 
     fn home(&self, hash: u64) -> Option<&u64> {
-        self.index.get(hash as usize & self.index.len().wrapping_sub(1))
+        if self.index.is_empty() {
+            return None;
+        }
+        self.index.get(Slot::home(hash, self.index.len()))
     }
 
     fn prefetch_slot(&self, hash: u64) {
@@ -314,7 +350,7 @@ impl KeyTable {
     /// ends.
     fn find(&self, hash: u64, key: &[u8]) -> Result<(usize, Header), usize> {
         let mask = self.index.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = Slot::home(hash, self.index.len());
         loop {
             let slot = self.index[i];
             if slot == 0 {
@@ -332,22 +368,23 @@ impl KeyTable {
     }
 
     /// Doubles the index (or, after [`KeyTable::take_index`], sizes it
-    /// for every entry) and puts every live entry back, reading the arena
-    /// in order.
+    /// for every entry) and puts every live entry back: from the old index
+    /// while homes come from tags, otherwise from the arena, read in order.
     fn grow(&mut self) {
         let mut slots = (self.index.len() * 2).max(MIN_SLOTS);
         while (self.len + 1) * 4 > slots * 3 {
             slots *= 2;
         }
         let mut index = vec![0u64; slots];
-        let mask = slots - 1;
-        for (offset, header, bytes) in self.arena.entries().filter(|(_, h, _)| !h.dead) {
-            let hash = key_hash(&bytes[header.len..header.len + header.key_len]);
-            let mut i = hash as usize & mask;
-            while index[i] != 0 {
-                i = (i + 1) & mask;
+        if !self.index.is_empty() && slots <= TAG_HOME_SLOTS {
+            for &slot in self.index.iter().filter(|&&s| s != 0) {
+                put(&mut index, Slot::home_of_slot(slot, slots), slot);
             }
-            index[i] = Slot::pack(hash, offset);
+        } else {
+            for (offset, header, bytes) in self.arena.entries().filter(|(_, h, _)| !h.dead) {
+                let hash = key_hash(&bytes[header.len..header.len + header.key_len]);
+                put(&mut index, Slot::home(hash, slots), Slot::pack(hash, offset));
+            }
         }
         self.index = index;
     }
@@ -469,6 +506,16 @@ impl KeyTable {
         all.sort_unstable_by_key(|e| e.first);
         all
     }
+}
+
+/// Puts `slot` in the first empty slot of `index` from `home` on.
+fn put(index: &mut [u64], home: usize, slot: u64) {
+    let mask = index.len() - 1;
+    let mut i = home;
+    while index[i] != 0 {
+        i = (i + 1) & mask;
+    }
+    index[i] = slot;
 }
 
 /// Prefetches the first and the last cache line of `bytes`.
@@ -603,6 +650,45 @@ mod tests {
         assert_eq!(t.len(), 10_000);
         assert!(t.iter().all(|e| e.count == 1));
         assert_eq!(t.iter().map(|e| e.first.offset).collect::<Vec<_>>(), (0..10_000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_slot_knows_its_home_in_every_index_that_takes_homes_from_tags() {
+        for k in 0..5000u32 {
+            let hash = key_hash(format!("urn:ab:{k}").as_bytes());
+            let slot = Slot::pack(hash, u64::from(k));
+            let mut slots = MIN_SLOTS;
+            while slots <= TAG_HOME_SLOTS {
+                assert_eq!(Slot::home_of_slot(slot, slots), Slot::home(hash, slots), "{slots} slots");
+                slots *= 2;
+            }
+        }
+    }
+
+    #[test]
+    fn keys_are_found_again_after_the_index_outgrows_tag_homes() {
+        // Enough keys that the index doubles from the old index up to
+        // TAG_HOME_SLOTS, then is rebuilt from the arena with homes from
+        // the hash's low bits, and doubles once more.
+        let n = TAG_HOME_SLOTS * 3 / 4 * 2 + 1000;
+        let key = |i: usize| format!("urn:ab:{i}");
+        let mut t = KeyTable::new();
+        for i in 0..n {
+            t.insert(key(i).as_bytes(), key(i).as_bytes(), at(0, i as u64), 1);
+            if i == TAG_HOME_SLOTS / 2 {
+                assert!(t.index.len() <= TAG_HOME_SLOTS);
+                // Every key inserted so far is found where the index says.
+                for j in (0..=i).step_by(97) {
+                    assert!(t.find(key_hash(key(j).as_bytes()), key(j).as_bytes()).is_ok(), "key {j}");
+                }
+            }
+        }
+        assert!(t.index.len() > 2 * TAG_HOME_SLOTS, "the test reaches the arena-rebuilt index");
+        for i in 0..n {
+            t.insert(key(i).as_bytes(), key(i).as_bytes(), at(1, i as u64), 1);
+        }
+        assert_eq!(t.len(), n, "every key found again, none added twice");
+        assert!(t.iter().all(|e| e.count == 2 && e.first == at(0, e.first.offset)));
     }
 
     proptest::proptest! {
