@@ -303,19 +303,21 @@ fn sort_from(handles: &mut [[u64; 2]], from: usize, tables: &[KeyTable]) {
     let mut ties: Vec<&mut [[u64; 2]]> =
         handles.chunk_by_mut(|a, b| a[0] == b[0]).filter(|run| run.len() > 1).collect();
     ties.par_iter_mut().for_each(|run| {
-        // Distinct keys differ further on, unless all of them ended
-        // already (equal keys, which one table never holds).
-        if run.iter().all(|h| key(h).len() <= next) {
-            return;
-        }
+        let mut longer = false;
         for i in 0..run.len() {
             if let Some(ahead) = run.get(i + AHEAD) {
                 let (table, offset) = at(tables, ahead[1]);
                 table.prefetch_entry_at(offset);
             }
-            run[i][0] = digit_at(key(&run[i]), next);
+            let key = key(&run[i]);
+            longer |= key.len() > next;
+            run[i][0] = digit_at(key, next);
         }
-        sort_from(run, next, tables);
+        // Distinct keys differ further on, unless all of them ended
+        // already (equal keys, which one table never holds).
+        if longer {
+            sort_from(run, next, tables);
+        }
     });
 }
 
