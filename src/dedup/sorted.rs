@@ -226,8 +226,8 @@ fn group_by_bucket(buffer: &mut Vec<u64>, t: usize, table: &KeyTable, splitters:
     // 16 bits, while the places are grouped.
     buffer.clear();
     buffer.reserve_exact(table.len());
-    buffer.extend(table.iter_offsets().map(|(offset, e)| {
-        let b = bucket_of(splitters, e.key);
+    buffer.extend(table.keys_with_offsets().map(|(offset, key)| {
+        let b = bucket_of(splitters, key);
         counts[b] += 1;
         (b as u64) << OFFSET_BITS | offset
     }));

@@ -479,6 +479,15 @@ impl KeyTable {
             .map(|(offset, header, bytes)| (offset, self.entry(offset, header, bytes)))
     }
 
+    /// The arena offset and key of every live entry, in the order of
+    /// [`KeyTable::iter_offsets`], without the rest of each entry.
+    pub(super) fn keys_with_offsets(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.arena
+            .entries()
+            .filter(|(_, h, _)| !h.dead)
+            .map(|(offset, header, bytes)| (offset, &bytes[header.len..header.len + header.key_len]))
+    }
+
     /// The entry at `offset` (an offset [`KeyTable::iter_offsets`] gave).
     pub(super) fn entry_at(&self, offset: u64) -> Entry<'_> {
         let bytes = self.arena.tail(offset);
