@@ -364,4 +364,43 @@ mod tests {
         table.absorb(&[(&b, &b"urn:ab:c"[..])]);
         assert_eq!(table.len(), 1);
     }
+
+    /// Phase 1 read `seen`; phase 2 reads `now` at the same place. Whether
+    /// the URN's key is kept.
+    fn kept(seen: &[u8], now: &[u8], grammar: Grammar) -> bool {
+        let (name, fixes) = key_shape(seen, grammar).unwrap();
+        let mut b = KeyBatch::new(0, 0, Some(grammar), 1);
+        b.push(0, seen, name, fixes);
+        let mut table = ShardedTable::new();
+        table.absorb(&[(&b, now)]);
+        table.len() == 1
+    }
+
+    #[test]
+    fn a_key_kept_is_the_key_of_the_bytes_stored() {
+        let g = Grammar::Rfc8141;
+        // Unchanged: kept, whether the key is the URN's own start or fixed.
+        assert!(kept(b"urn:ab:c?+x", b"urn:ab:c?+x", g));
+        assert!(kept(b"URN:AB:c%2f", b"URN:AB:c%2f", g));
+        assert!(kept(b"urn:ab:c?b", b"urn:ab:c?b", Grammar::Rfc2141));
+        // A changed key byte: not the key phase 1 hashed.
+        assert!(!kept(b"urn:ab:c?+x", b"urn:ab:d?+x", g));
+        assert!(!kept(b"URN:AB:c%2f", b"URN:AB:d%2f", g));
+        assert!(!kept(b"urn:ab:c?b", b"urn:ab:d?b", Grammar::Rfc2141));
+        // The name no longer ends where the key does.
+        assert!(!kept(b"urn:ab:c?+x", b"urn:ab:cd+x", g));
+        // Bytes that changed between the scan and phase 1: the scan's shape
+        // (no fix-ups) applied to "urn:aB:c" gives a key that is not the
+        // key of those bytes, though it hashes as phase 1 hashed it.
+        let (_, scanned) = key_shape(b"urn:ab:c?+x", g).unwrap();
+        let read = b"urn:aB:c?+x";
+        let mut b = KeyBatch::new(0, 0, Some(g), 1);
+        b.push(0, read, &read[..8], scanned);
+        let mut table = ShardedTable::new();
+        table.absorb(&[(&b, &read[..])]);
+        assert!(table.is_empty());
+        // A component changed, still printable and still after the name: the
+        // key is the same, so it is kept (with the bytes as they are now).
+        assert!(kept(b"urn:ab:c?+x", b"urn:ab:c#+y", g));
+    }
 }
