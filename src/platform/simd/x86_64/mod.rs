@@ -20,12 +20,13 @@ pub(super) mod sse2;
 /// How far ahead of the tested bytes the main loops prefetch.
 const PREFETCH_AHEAD: usize = 4096;
 
-/// Hints that the `lines` cache lines from `hay[at + PREFETCH_AHEAD]` on
-/// will be read soon (none past the haystack's end).
+/// Hints that the `len` bytes from `hay[at + PREFETCH_AHEAD]` on (one
+/// main-loop turn) will be read soon: one prefetch per 64-byte cache line,
+/// none past the haystack's end.
 #[inline(always)]
-fn prefetch_ahead(hay: &[u8], at: usize, lines: usize) {
-    for line in 0..lines {
-        if let Some(byte) = hay.get(at + PREFETCH_AHEAD + 64 * line) {
+fn prefetch_ahead(hay: &[u8], at: usize, len: usize) {
+    for line in (0..len).step_by(64) {
+        if let Some(byte) = hay.get(at + PREFETCH_AHEAD + line) {
             prefetch(byte);
         }
     }

@@ -55,7 +55,7 @@ pub(in crate::platform::simd) unsafe fn find(hay: &[u8]) -> Option<usize> {
     let mut i = VLEN - start as usize % VLEN;
     while i + UNROLL + LOOKAHEAD <= len {
         // SAFETY: as above, and `start + i` is VLEN-aligned for the aligned loads.
-        super::prefetch_ahead(hay, i, 1);
+        super::prefetch_ahead(hay, i, UNROLL);
         let any = unsafe {
             let p = start.add(i);
             let (c0, c1) = (likely(p), likely(p.add(VLEN)));
