@@ -351,10 +351,14 @@ impl<'t> NidRuns<'t> {
         self.join(NidRun { nid, occurrences: count, unique: 1 });
     }
 
-    /// Adds the runs of the block that follows (only its first run can
-    /// join the last one here).
+    /// Adds the runs of the block that follows: only its first run can
+    /// join the last one here, the others are distinct NIDs already.
     fn append(&mut self, next: NidRuns<'t>) {
-        next.0.into_iter().for_each(|run| self.join(run));
+        let mut runs = next.0.into_iter();
+        if let Some(first) = runs.next() {
+            self.join(first);
+        }
+        self.0.extend(runs);
     }
 
     fn join(&mut self, run: NidRun<'t>) {
