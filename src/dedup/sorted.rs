@@ -8,7 +8,8 @@
 //! offset), and [`SortedEntries::reusing_indexes`] keeps the places in the
 //! tables' own indexes, which the output does not need (an index has at
 //! least 4/3 slots per entry): the output then needs no memory beyond the
-//! tables but a bucket's worth. (Sorted as one list of 24-byte handles
+//! tables but a bucket's worth and one table's list per thread while the
+//! tables are grouped (3 M keys in 64 tables: 375 KB each). (Sorted as one list of 24-byte handles
 //! with 16 bytes of key in them, 3 M keys took 72 MB more; as a fresh list
 //! of places, 24 MB, which the allocator did not always take from the
 //! indexes just freed.)
@@ -20,9 +21,13 @@
 //!    and every 256th of them is a *splitter*, so that the splitters cut
 //!    the keys into buckets of about 16,000.
 //! 2. Each table lists its entries' bucket numbers and offsets in its
-//!    buffer and groups them by bucket in place (a binary search over the
+//!    buffer and groups them by bucket (a binary search over the
 //!    splitters, comparing 8-byte prefixes before whole keys; then one
-//!    pass of swaps), all tables in parallel.
+//!    scatter through a temporary list the size of the table's), all
+//!    tables in parallel. The scatter keeps each bucket's entries in arena
+//!    order, so the bucket sorts read each table's keys front to back;
+//!    swapping in place needs no list but leaves them shuffled, and the
+//!    bucket sorts then wait on memory more (measured in `BENCHMARKS.md`).
 //! 3. Each bucket, whose entries lie in one part of every table's buffer,
 //!    is sorted on its own, in parallel, through a temporary 16-byte handle
 //!    per entry (8 bytes of the key as an integer beside the place), and
@@ -102,7 +107,7 @@ impl<'t> SortedEntries<'t> {
     /// [`SortedEntries::new`], with the list kept in the tables' indexes,
     /// which they give up ([`KeyTable::take_index`]; the next insert
     /// rebuilds one): the sort then needs no memory beyond the tables but a
-    /// bucket's worth.
+    /// bucket's worth and, while grouping, one table's list per thread.
     pub fn reusing_indexes(tables: &'t mut [KeyTable]) -> SortedEntries<'t> {
         let buffers = tables.iter_mut().map(KeyTable::take_index).collect();
         SortedEntries::sort(tables, buffers, BUCKETS)
@@ -231,24 +236,16 @@ fn group_by_bucket(buffer: &mut Vec<u64>, t: usize, table: &KeyTable, splitters:
         counts[b] += 1;
         (b as u64) << OFFSET_BITS | offset
     }));
-    // In place: each bucket's next free slot takes the entry that belongs
-    // there, swapping out whatever was in its way.
+    // Scattered in order, so that each bucket lists its entries in arena
+    // order and the bucket sorts read each table's keys front to back.
     let mut next: Vec<usize> = counts.iter().scan(0, |sum, &n| Some(std::mem::replace(sum, *sum + n))).collect();
-    let ends: Vec<usize> = next.iter().zip(&counts).map(|(start, n)| start + n).collect();
-    for b in 0..counts.len() {
-        while next[b] < ends[b] {
-            let home = (buffer[next[b]] >> OFFSET_BITS) as usize;
-            if home == b {
-                next[b] += 1;
-            } else {
-                buffer.swap(next[b], next[home]);
-                next[home] += 1;
-            }
-        }
+    let mut grouped = vec![0u64; buffer.len()];
+    for &p in buffer.iter() {
+        let b = (p >> OFFSET_BITS) as usize;
+        grouped[next[b]] = place(t, p & OFFSET_MASK);
+        next[b] += 1;
     }
-    for p in buffer.iter_mut() {
-        *p = place(t, *p & OFFSET_MASK);
-    }
+    buffer.copy_from_slice(&grouped);
     counts
 }
 
