@@ -318,4 +318,9 @@ done
     echo "Runs: hyperfine=$have_hyperfine, $runs runs after 1 warm-up; x floor against the floor at the row's"
     echo "thread count (peers: 1 thread); M URNs/s counts valid URNs (dataset: valid lines)."
     printf 'Load while timing: %s\n' "${load_notes[@]}"
+    # The peers' heaps follow the system's huge-page setting (urnscan turns
+    # them off for its own): `sort -u` spends several times the system time
+    # zeroing huge pages under `always`, so the ratios depend on it.
+    thp=/sys/kernel/mm/transparent_hugepage/enabled
+    [[ -r $thp ]] && echo "Transparent huge pages: $(cat "$thp")"
 }
