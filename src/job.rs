@@ -19,7 +19,8 @@
 //! name end, which fix-ups the key needs; see [`crate::scan`]), so the
 //! bytes are not searched again (`walked_key_batch`). Streamed blocks, and
 //! callers of [`key_batch`] with events alone, find the shape in the bytes
-//! (`key::key_shape`: the same answer, three `memchr` passes).
+//! (`key::key_shape`: the same answer, from one pass over a URN of up to
+//! 64 bytes, `memchr` searches over longer ones).
 //! Either way a mapped file's new keys are checked against its bytes again
 //! before they are kept, since the bytes may have changed since the scan.
 //!

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 
 use crate::grammar::Grammar;
 use crate::platform::simd::class::ClassRun;
+use crate::platform::simd::marks::Marks;
 
 /// What the key of a validated `urn:NID:NSS` has to change, as the grammar
 /// saw it while walking.
@@ -35,8 +36,8 @@ impl Fixes {
 /// Where the assigned name and the NID of a URN end and what its key must
 /// fix, as the validating walk found them ([`crate::Urn`]'s parts): the
 /// scanner keeps one beside each URN event, six bytes, so that the key
-/// table's first phase gets [`key_shape`]'s answer without its three passes
-/// over the bytes.
+/// table's first phase gets [`key_shape`]'s answer without reading the
+/// bytes again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct KeyShape {
     /// Length of `urn:NID:NSS`, the start of the URN.
@@ -116,7 +117,45 @@ pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>
 /// being rewritten), so nothing here trusts them: `None` when they no longer
 /// have the shape the key needs. Other damage yields a key that the caller
 /// must check before keeping it.
+///
+/// URNs of up to [`MARKS_LEN`](crate::platform::simd::marks::MARKS_LEN) bytes are read once, as bit masks
+/// ([`Marks`]); longer ones with `memchr` ([`key_shape_searched`], which
+/// the tests also take as the reference).
 pub(crate) fn key_shape(urn: &[u8], grammar: Grammar) -> Option<(&[u8], Fixes)> {
+    match Marks::of(urn) {
+        Some(marks) => key_shape_marked(urn, grammar, &marks),
+        None => key_shape_searched(urn, grammar),
+    }
+}
+
+/// [`key_shape`] from the marks of `urn` (at most 64 bytes), with the
+/// searches of [`key_shape_searched`] as bit arithmetic.
+fn key_shape_marked<'u>(urn: &'u [u8], grammar: Grammar, marks: &Marks) -> Option<(&'u [u8], Fixes)> {
+    // Bit i of below(n) is set for every i < n.
+    let below = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let name_end = match grammar {
+        Grammar::Rfc8141 if marks.name_end != 0 => marks.name_end.trailing_zeros() as usize,
+        _ => urn.len(),
+    };
+    let in_name = below(name_end);
+    let colons = marks.colon & in_name & !below(4);
+    if colons == 0 {
+        return None;
+    }
+    let nid_end = colons.trailing_zeros() as usize;
+    let percents = marks.percent & in_name & !below(nid_end + 1);
+    // Every "%" needs its two digits inside the name: p + 2 < name_end.
+    if percents & !(in_name >> 2) != 0 {
+        return None;
+    }
+    let lower_hex = (percents << 1 | percents << 2) & marks.lower_hex != 0;
+    let upper_nid = marks.upper & below(nid_end) & !below(4) != 0;
+    let upper_name = &urn[..4] != b"urn:" || upper_nid;
+    Some((&urn[..name_end], Fixes { nid_end, name: upper_name, hex: lower_hex }))
+}
+
+/// [`key_shape`] with three `memchr` searches, for URNs of any length.
+fn key_shape_searched(urn: &[u8], grammar: Grammar) -> Option<(&[u8], Fixes)> {
     let name_end = match grammar {
         Grammar::Rfc8141 => memchr::memchr2(b'?', b'#', urn).unwrap_or(urn.len()),
         Grammar::Rfc2141 => urn.len(),
@@ -139,6 +178,25 @@ pub(crate) fn key_shape(urn: &[u8], grammar: Grammar) -> Option<(&[u8], Fixes)> 
 mod tests {
     use crate::{parse, Grammar};
     use std::borrow::Cow;
+
+    proptest::proptest! {
+        /// The shape read from marks equals the shape searched for, on any
+        /// bytes (validated or damaged) up to and past the marks' 64, under
+        /// both grammars.
+        #[test]
+        fn marked_shapes_equal_searched_shapes(
+            head in proptest::sample::select(vec!["urn:", "URN:", "uRn:", "urn", "urx:", ""]),
+            tail in proptest::collection::vec(proptest::sample::select(b"abfgAFZ09-:%?#/.\x00\x80".to_vec()), 0..80),
+        ) {
+            let mut urn = head.as_bytes().to_vec();
+            urn.extend_from_slice(&tail);
+            for grammar in [Grammar::Rfc8141, Grammar::Rfc2141] {
+                let got = super::key_shape(&urn, grammar).map(|(n, f)| (n.len(), f.nid_end, f.name, f.hex));
+                let want = super::key_shape_searched(&urn, grammar).map(|(n, f)| (n.len(), f.nid_end, f.name, f.hex));
+                proptest::prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&urn));
+            }
+        }
+    }
 
     fn key(s: &str) -> String {
         parse(s.as_bytes(), Grammar::Rfc8141).unwrap().key().into_owned()

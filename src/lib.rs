@@ -12,7 +12,7 @@
 //! | [`key`] | the RFC 8141 §3 equivalence key |
 //! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry |
 //! | [`error`] | [`UrnError`]: kind + offset + caret rendering |
-//! | [`platform`] | the only `unsafe`: SIMD search kernels (runtime dispatch, scalar fallback) and memory maps |
+//! | [`platform`] | the only `unsafe`: SIMD kernels (the `urn:` search, class runs, key delimiters; runtime dispatch, scalar fallback) and memory maps |
 //! | [`find`] | candidates: each `urn:` the SIMD search finds, confirmed by the left-boundary rule |
 //! | [`extract`] | where a URN ends in running text (longest valid prefix, apostrophes, trimming) |
 //! | [`scan`] | [`Scanner`]: candidates → [`Event`]s over a buffer, sequential or in parallel chunks |

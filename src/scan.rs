@@ -37,7 +37,7 @@
 //! chunk holds one `KeyShape` (six bytes) per URN event, in order, and
 //! hands them to `per_chunk` with the events, where the key table's first
 //! phase reads the keys off them (see [`crate::job`]) rather than search
-//! every URN's bytes again (three `memchr` passes). Callgrind, `scan
+//! every URN's bytes again (then three `memchr` passes). Callgrind, `scan
 //! --unique -j1` on 8 MB of URN-dense text: that phase went from about 440
 //! to 210 instructions per URN, for about 36 more in the scan to keep the
 //! shapes; 7 % fewer instructions in all. A chunk's rescan redoes its

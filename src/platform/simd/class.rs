@@ -79,6 +79,16 @@ impl ClassKernel {
         [ClassKernel::Scalar, ClassKernel::Avx2].into_iter().filter(|k| k.is_available()).collect()
     }
 
+    /// The fastest kernel this CPU supports.
+    #[inline]
+    pub fn best() -> ClassKernel {
+        if ClassKernel::Avx2.is_available() {
+            ClassKernel::Avx2
+        } else {
+            ClassKernel::Scalar
+        }
+    }
+
     /// Whether this CPU (and this build's target) supports the kernel.
     #[inline]
     pub fn is_available(self) -> bool {
@@ -111,8 +121,7 @@ impl ClassRun {
     /// The fastest kernel this CPU supports.
     #[inline]
     pub fn new() -> ClassRun {
-        let kernel = if ClassKernel::Avx2.is_available() { ClassKernel::Avx2 } else { ClassKernel::Scalar };
-        ClassRun { kernel }
+        ClassRun { kernel: ClassKernel::best() }
     }
 
     /// Uses `kernel`, or `None` when this CPU lacks it.

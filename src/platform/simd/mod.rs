@@ -70,6 +70,7 @@
 //! AVX-512 is deliberately not used: it measured slower on this machine.
 
 pub mod class;
+pub mod marks;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;

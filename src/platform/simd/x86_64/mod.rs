@@ -15,6 +15,7 @@ use crate::platform::prefetch::prefetch;
 
 pub(super) mod avx2;
 pub(super) mod class;
+pub(super) mod marks;
 pub(super) mod sse2;
 
 /// How far ahead of the tested bytes the main loops prefetch.
