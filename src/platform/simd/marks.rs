@@ -2,8 +2,8 @@
 //! made of, for up to 64 bytes in one pass.
 //!
 //! The key table checks every new key of a mapped file against the bytes
-//! once more before keeping it ([`crate::key::key_shape`]): where the
-//! assigned name ends (the first `?` or `#`), where the NID ends (the first
+//! once more before keeping it (`key::key_shape`): where the assigned name
+//! ends (the first `?` or `#`), where the NID ends (the first
 //! `:` after `urn:`), every `%` and whether its digits are lower case, and
 //! upper-case letters in the NID. As three `memchr` searches (and a loop
 //! per `%`) that took about 210 instructions for a URN of a few dozen
