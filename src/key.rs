@@ -118,9 +118,9 @@ pub(crate) fn key_of_valid(urn: &[u8], grammar: Grammar) -> Option<Cow<'_, [u8]>
 /// have the shape the key needs. Other damage yields a key that the caller
 /// must check before keeping it.
 ///
-/// URNs of up to [`MARKS_LEN`](crate::platform::simd::marks::MARKS_LEN) bytes are read once, as bit masks
-/// ([`Marks`]); longer ones with `memchr` ([`key_shape_searched`], which
-/// the tests also take as the reference).
+/// URNs of up to 64 bytes ([`MARKS_LEN`](crate::platform::simd::marks::MARKS_LEN))
+/// are read once, as bit masks ([`Marks`]); longer ones with `memchr`
+/// ([`key_shape_searched`], which the tests also take as the reference).
 pub(crate) fn key_shape(urn: &[u8], grammar: Grammar) -> Option<(&[u8], Fixes)> {
     match Marks::of(urn) {
         Some(marks) => key_shape_marked(urn, grammar, &marks),

@@ -9,10 +9,10 @@
 //! tables' own indexes, which the output does not need (an index has at
 //! least 4/3 slots per entry): the output then needs no memory beyond the
 //! tables but a bucket's worth and one table's list per thread while the
-//! tables are grouped (3 M keys in 64 tables: 375 KB each). (Sorted as one list of 24-byte handles
-//! with 16 bytes of key in them, 3 M keys took 72 MB more; as a fresh list
-//! of places, 24 MB, which the allocator did not always take from the
-//! indexes just freed.)
+//! tables are grouped (3 M keys in 64 tables: 375 KB each). (Sorted as one
+//! list of 24-byte handles with 16 bytes of key in them, 3 M keys took 72
+//! MB more; as a fresh list of places, 24 MB, which the allocator did not
+//! always take from the indexes just freed.)
 //!
 //! The sort is a sample sort, so that the wider handles it needs exist for
 //! one bucket at a time:
