@@ -1,4 +1,5 @@
-//! Fuzz target: every SIMD search kernel agrees with the scalar one.
+//! Fuzz target: every SIMD kernel of the `urn:` search and of the key's
+//! delimiter marks agrees with the scalar one.
 //!
 //! [`UrnFinder::find`] promises exactly
 //! `hay[from..].windows(4).position(|w| w.eq_ignore_ascii_case(b"urn:"))`
@@ -12,11 +13,17 @@
 //! - every kernel this CPU has gives the scalar kernel's answer for every
 //!   `from` (inputs over 1 KiB: the first and last 512 positions and every
 //!   61st in between, so that a long input costs the fuzzer linear, not
-//!   quadratic, time), and the same `find_iter` sequence.
+//!   quadratic, time), and the same `find_iter` sequence;
+//! - every marks kernel ([`Marks`]) gives the scalar kernel's masks for
+//!   the input's first and last `len` bytes, for every `len` up to one past
+//!   [`MARKS_LEN`] (`None` there), so that the tail loads and the padded
+//!   copy of short inputs meet every length.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use urnscan::platform::simd::class::ClassKernel;
+use urnscan::platform::simd::marks::{Marks, MARKS_LEN};
 use urnscan::platform::simd::{Kernel, UrnFinder};
 
 fuzz_target!(|data: &[u8]| {
@@ -37,6 +44,14 @@ fuzz_target!(|data: &[u8]| {
     let all: Vec<usize> = scalar.find_iter(data).collect();
     for finder in &kernels {
         assert_eq!(finder.find_iter(data).collect::<Vec<_>>(), all, "{} find_iter", finder.kernel().name());
+    }
+    for len in 0..=data.len().min(MARKS_LEN + 1) {
+        for bytes in [&data[..len], &data[data.len() - len..]] {
+            let expected = Marks::with_kernel(bytes, ClassKernel::Scalar);
+            for kernel in ClassKernel::available() {
+                assert_eq!(Marks::with_kernel(bytes, kernel), expected, "marks {kernel:?} len {len}");
+            }
+        }
     }
 });
 
