@@ -174,6 +174,12 @@ impl Header {
         self.len + self.key_len + self.delta_len
     }
 
+    /// The key of `entry`, the whole entry this header was decoded from.
+    #[inline]
+    pub fn key<'e>(&self, entry: &'e [u8]) -> &'e [u8] {
+        &entry[self.len..self.len + self.key_len]
+    }
+
     /// Offset, within the entry, of the byte holding the dead flag.
     pub fn dead_byte(&self) -> usize {
         COUNT_BYTES + varint_len(u64::from(self.first.file)) + varint_len(self.first.offset)

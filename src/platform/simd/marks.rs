@@ -42,10 +42,12 @@ pub struct Marks {
 
 impl Marks {
     /// The marks of `bytes` with the fastest kernel of this CPU, or `None`
-    /// when it is longer than [`MARKS_LEN`].
+    /// when it is longer than [`MARKS_LEN`]. (Asking for AVX2 is asking for
+    /// the fastest: without it the scalar kernel answers, and the CPU is
+    /// asked once per call, not twice.)
     #[inline]
     pub fn of(bytes: &[u8]) -> Option<Marks> {
-        Marks::with_kernel(bytes, ClassKernel::best())
+        Marks::with_kernel(bytes, ClassKernel::Avx2)
     }
 
     /// [`Marks::of`] with `kernel`; a kernel this CPU lacks gives the
