@@ -144,7 +144,22 @@ fn count_memchr_colon(hay: &[u8]) -> usize {
 }
 
 fn finders() -> Vec<UrnFinder> {
-    Kernel::available().into_iter().filter_map(UrnFinder::with_kernel).collect()
+    // Each kernel as the finder runs it on this CPU, and the best kernel
+    // with the other software-prefetch setting (see `UrnFinder::with_prefetch`).
+    let mut finders: Vec<UrnFinder> = Kernel::available().into_iter().filter_map(UrnFinder::with_kernel).collect();
+    let best = UrnFinder::new();
+    if best.kernel() != Kernel::Scalar {
+        finders.push(best.with_prefetch(!best.prefetches()));
+    }
+    finders
+}
+
+fn finder_name(f: &UrnFinder) -> String {
+    match f.kernel() {
+        Kernel::Scalar => "scalar".to_owned(),
+        k if f.prefetches() => format!("{}+prefetch", k.name()),
+        k => k.name().to_owned(),
+    }
 }
 
 fn search(c: &mut Criterion) {
@@ -171,7 +186,7 @@ fn search(c: &mut Criterion) {
     group.bench_function("read_every_byte", |b| b.iter(|| read_every_byte(black_box(&hay))));
     group.bench_function("memchr_newline", |b| b.iter(|| memchr::memchr_iter(b'\n', black_box(&hay)).count()));
     for f in finders() {
-        group.bench_function(BenchmarkId::new("kernel", f.kernel().name()), |b| {
+        group.bench_function(BenchmarkId::new("kernel", finder_name(&f)), |b| {
             b.iter(|| count_kernel(&f, black_box(&hay)))
         });
     }
@@ -186,7 +201,7 @@ fn search(c: &mut Criterion) {
     group.bench_function("read_every_byte", |b| b.iter(|| read_every_byte(black_box(small))));
     group.bench_function("memchr_newline", |b| b.iter(|| memchr::memchr_iter(b'\n', black_box(small)).count()));
     for f in finders() {
-        group.bench_function(BenchmarkId::new("kernel", f.kernel().name()), |b| {
+        group.bench_function(BenchmarkId::new("kernel", finder_name(&f)), |b| {
             b.iter(|| count_kernel(&f, black_box(small)))
         });
     }

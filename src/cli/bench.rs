@@ -112,14 +112,22 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             let (time, n) = best_of(runs, || pool.install(|| count_candidates(finder, hay)));
             push("search", Some(kernel), Some(("candidates", n)), time);
         }
+        if threads == 1 && best.kernel() != Kernel::Scalar {
+            // The best kernel with the other prefetch setting, so users
+            // see whether the CPU-based default is right on their machine.
+            let other = best.with_prefetch(!best.prefetches());
+            let (time, n) = best_of(runs, || pool.install(|| count_candidates(other, hay)));
+            let phase = if other.prefetches() { "search, prefetch" } else { "search, no prefetch" };
+            push(phase, Some(other.kernel()), Some(("candidates", n)), time);
+        }
         let (time, n) = best_of(runs, || pool.install(|| count_events(&scanner, hay)));
         push("search + validate", None, Some(("events", n)), time);
         let (time, n) = best_of(runs, || pool.install(|| key_table(&scanner, hay).len() as u64));
         push("+ dedup", None, Some(("unique", n)), time);
     }
     match args.format {
-        BenchFormat::Text => print_table(&name, hay.len(), best.kernel(), runs, &rows),
-        BenchFormat::Json => print_json(&name, hay.len(), best.kernel(), runs, &rows)?,
+        BenchFormat::Text => print_table(&name, hay.len(), best, runs, &rows),
+        BenchFormat::Json => print_json(&name, hay.len(), best, runs, &rows)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -220,16 +228,20 @@ fn gbps(bytes: usize, time: Duration) -> f64 {
     bytes as f64 / time.as_secs_f64().max(1e-9) / 1e9
 }
 
-fn print_table(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row]) {
+fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Row]) {
     println!("input:  {name}, {} bytes", thousands(bytes as u64));
-    println!("kernel: {} (best this CPU supports); best of {runs} runs per row", kernel.name());
+    let prefetch = if finder.prefetches() { "on" } else { "off" };
+    println!(
+        "kernel: {} (best this CPU supports), software prefetch {prefetch}; best of {runs} runs per row",
+        finder.kernel().name()
+    );
     println!();
-    println!("{:<24} {:>7} {:>11} {:>8} {:>9}  counted", "phase", "threads", "time", "GB/s", "x floor");
+    println!("{:<28} {:>7} {:>11} {:>8} {:>9}  counted", "phase", "threads", "time", "GB/s", "x floor");
     for row in rows {
         let ratio = row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64();
         let counted = row.count.map_or(String::new(), |(what, n)| format!("{} {what}", thousands(n)));
         let line = format!(
-            "{:<24} {:>7} {:>8.1} ms {:>8.2} {:>9.2}  {counted}",
+            "{:<28} {:>7} {:>8.1} ms {:>8.2} {:>9.2}  {counted}",
             label(row),
             row.threads,
             row.time.as_secs_f64() * 1e3,
@@ -240,7 +252,7 @@ fn print_table(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row]
     }
 }
 
-fn print_json(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row]) -> Result<()> {
+fn print_json(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Row]) -> Result<()> {
     let rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|row| {
@@ -259,7 +271,8 @@ fn print_json(name: &str, bytes: usize, kernel: Kernel, runs: u32, rows: &[Row])
     let report = serde_json::json!({
         "input": name,
         "bytes": bytes,
-        "kernel": kernel.name(),
+        "kernel": finder.kernel().name(),
+        "prefetch": finder.prefetches(),
         "runs": runs,
         "rows": rows,
     });

@@ -32,9 +32,11 @@
 //! so its lowest set bit is still the first match. Haystacks shorter than one
 //! block plus 3 bytes go down to SSE2 (19 bytes), then scalar. The scalar
 //! kernel runs the same cheap test as SWAR on four 8-byte words per turn.
-//! The x86_64 main loops also prefetch the haystack 4 KiB ahead: the search
-//! is bound by memory, and on the build VM the hardware prefetcher alone
-//! left it slower than a plain read (see `x86_64/mod.rs`).
+//! The x86_64 main loops can also prefetch the haystack 4 KiB ahead: the
+//! search is bound by memory, and on an Intel VM the hardware prefetcher
+//! alone left it slower than a plain read, while on an AMD one the extra
+//! requests made it slower (see `x86_64/mod.rs`). The finder turns it on
+//! for Intel CPUs only ([`UrnFinder::prefetches`]).
 //!
 //! # Measured
 //!
@@ -131,6 +133,8 @@ impl Kernel {
 #[derive(Clone, Copy, Debug)]
 pub struct UrnFinder {
     kernel: Kernel,
+    /// Whether the vector kernels prefetch the haystack ahead.
+    prefetch: bool,
 }
 
 impl Default for UrnFinder {
@@ -142,17 +146,30 @@ impl Default for UrnFinder {
 impl UrnFinder {
     /// Uses [`Kernel::best`].
     pub fn new() -> UrnFinder {
-        UrnFinder { kernel: Kernel::best() }
+        UrnFinder { kernel: Kernel::best(), prefetch: prefetch_helps() }
     }
 
     /// Uses `kernel`, or `None` when this CPU lacks it.
     pub fn with_kernel(kernel: Kernel) -> Option<UrnFinder> {
-        kernel.is_available().then_some(UrnFinder { kernel })
+        kernel.is_available().then_some(UrnFinder { kernel, prefetch: prefetch_helps() })
+    }
+
+    /// The same finder with software prefetch of the haystack turned on or
+    /// off. It changes speed only, never a result; by default it is on
+    /// where it was measured to help (Intel CPUs). Ignored by the scalar
+    /// kernel.
+    pub fn with_prefetch(self, prefetch: bool) -> UrnFinder {
+        UrnFinder { prefetch, ..self }
     }
 
     /// The kernel in use.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// Whether the vector kernels prefetch the haystack ahead.
+    pub fn prefetches(&self) -> bool {
+        self.prefetch
     }
 
     /// Start of the first `urn:` (any case) that begins at or after `from`.
@@ -167,10 +184,16 @@ impl UrnFinder {
             // SAFETY: the finder only holds a kernel that `is_available()`
             // (struct invariant), so the CPU has the feature.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Sse2 => unsafe { x86_64::sse2::find(rest) },
+            Kernel::Sse2 if self.prefetch => unsafe { x86_64::sse2::find::<true>(rest) },
             // SAFETY: as above.
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => unsafe { x86_64::avx2::find(rest) },
+            Kernel::Sse2 => unsafe { x86_64::sse2::find::<false>(rest) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 if self.prefetch => unsafe { x86_64::avx2::find::<true>(rest) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { x86_64::avx2::find::<false>(rest) },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Sse2 | Kernel::Avx2 => scalar::find(rest),
         };
@@ -182,6 +205,14 @@ impl UrnFinder {
     pub fn find_iter<'h>(&self, hay: &'h [u8]) -> FindIter<'h> {
         FindIter { finder: *self, hay, from: 0 }
     }
+}
+
+/// Whether this CPU's vector kernels should prefetch ahead by default.
+fn prefetch_helps() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::software_prefetch_helps();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
 }
 
 /// Iterator over candidate starts; see [`UrnFinder::find_iter`].
@@ -262,7 +293,8 @@ mod tests {
     }
 
     fn finders() -> Vec<UrnFinder> {
-        Kernel::available().into_iter().map(|k| UrnFinder::with_kernel(k).unwrap()).collect()
+        let kernels = Kernel::available().into_iter().map(|k| UrnFinder::with_kernel(k).unwrap());
+        kernels.flat_map(|f| [f.with_prefetch(false), f.with_prefetch(true)]).collect()
     }
 
     #[test]
@@ -366,6 +398,52 @@ mod tests {
         let want = [0, 4, 8, 14, 24];
         for f in finders() {
             assert_eq!(f.find_iter(hay).collect::<Vec<_>>(), want, "{}", f.kernel().name());
+        }
+    }
+
+    #[test]
+    fn long_haystacks_give_every_match_with_and_without_prefetch() {
+        // Past 4 KiB the main loops' prefetch reaches real addresses; a
+        // sparse buffer keeps them in the main loop for most of it.
+        let mut rng = Rng(0x5eed);
+        for len in [4096 + 200, 20_000, 70_001] {
+            let mut hay: Vec<u8> = (0..len).map(|_| b"abc xyz:u\n"[rng.below(10)]).collect();
+            for _ in 0..20 {
+                let at = rng.below(len - 3);
+                hay[at..at + 4].copy_from_slice(b"uRN:");
+            }
+            let want: Vec<usize> = (0..len).filter(|&i| definition(&hay, i) == Some(i)).collect();
+            for f in finders() {
+                for offset in [0, 1, 17] {
+                    let got: Vec<usize> = f.find_iter(&hay[offset..]).map(|p| p + offset).collect();
+                    let want: Vec<usize> = want.iter().copied().filter(|&p| p >= offset).collect();
+                    assert_eq!(got, want, "{} prefetch {} len {len}", f.kernel().name(), f.prefetches());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn with_prefetch_changes_only_the_prefetch() {
+        for f in finders() {
+            for on in [false, true] {
+                let g = f.with_prefetch(on);
+                assert_eq!((g.kernel(), g.prefetches()), (f.kernel(), on));
+            }
+        }
+    }
+
+    /// The default follows the CPU vendor as the kernel reads it from
+    /// `cpuid`; Linux reports the same vendor string in /proc/cpuinfo.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[test]
+    fn prefetch_default_follows_the_cpu_vendor() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return };
+        let Some(vendor) = info.lines().find_map(|l| l.strip_prefix("vendor_id")) else { return };
+        let intel = vendor.trim_start_matches([' ', '\t', ':']).trim() == "GenuineIntel";
+        assert_eq!(UrnFinder::new().prefetches(), intel, "vendor_id{vendor}");
+        for k in Kernel::available() {
+            assert_eq!(UrnFinder::with_kernel(k).unwrap().prefetches(), intel);
         }
     }
 

@@ -25,11 +25,11 @@ const UNROLL: usize = 4 * VLEN;
 /// # Safety
 /// The CPU must support AVX2.
 #[target_feature(enable = "avx2")]
-pub(in crate::platform::simd) unsafe fn find(hay: &[u8]) -> Option<usize> {
+pub(in crate::platform::simd) unsafe fn find<const PREFETCH: bool>(hay: &[u8]) -> Option<usize> {
     let len = hay.len();
     if len < VLEN + LOOKAHEAD {
         // SAFETY: SSE2 is part of the x86_64 baseline.
-        return unsafe { super::sse2::find(hay) };
+        return unsafe { super::sse2::find::<PREFETCH>(hay) };
     }
     let start = hay.as_ptr();
     // SAFETY (pointer arithmetic below): a block at offset `o` reads
@@ -42,8 +42,10 @@ pub(in crate::platform::simd) unsafe fn find(hay: &[u8]) -> Option<usize> {
     // First aligned offset in 1..=VLEN; the head block covered 0..VLEN.
     let mut i = VLEN - start as usize % VLEN;
     while i + UNROLL + LOOKAHEAD <= len {
+        if PREFETCH {
+            super::prefetch_ahead(hay, i, UNROLL);
+        }
         // SAFETY: as above, and `start + i` is VLEN-aligned for the aligned loads.
-        super::prefetch_ahead(hay, i, UNROLL);
         let any = unsafe {
             let p = start.add(i);
             let (c0, c1) = (likely(p), likely(p.add(VLEN)));

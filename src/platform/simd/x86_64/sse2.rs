@@ -38,7 +38,7 @@ const UNROLL: usize = 4 * VLEN;
 /// # Safety
 /// The CPU must support SSE2 (always true on x86_64).
 #[target_feature(enable = "sse2")]
-pub(in crate::platform::simd) unsafe fn find(hay: &[u8]) -> Option<usize> {
+pub(in crate::platform::simd) unsafe fn find<const PREFETCH: bool>(hay: &[u8]) -> Option<usize> {
     let len = hay.len();
     if len < VLEN + LOOKAHEAD {
         return scalar::find(hay);
@@ -54,8 +54,10 @@ pub(in crate::platform::simd) unsafe fn find(hay: &[u8]) -> Option<usize> {
     // First aligned offset in 1..=VLEN; the head block covered 0..VLEN.
     let mut i = VLEN - start as usize % VLEN;
     while i + UNROLL + LOOKAHEAD <= len {
+        if PREFETCH {
+            super::prefetch_ahead(hay, i, UNROLL);
+        }
         // SAFETY: as above, and `start + i` is VLEN-aligned for the aligned loads.
-        super::prefetch_ahead(hay, i, UNROLL);
         let any = unsafe {
             let p = start.add(i);
             let (c0, c1) = (likely(p), likely(p.add(VLEN)));

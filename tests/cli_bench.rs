@@ -1,0 +1,101 @@
+//! `urnscan bench` as a user runs it: the rows it promises are there, every
+//! search row counts the same candidates, and the dedup row's unique count
+//! is the generator's ground truth. Only counts are checked, never times.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn urnscan(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_urnscan")).args(args).output().expect("run urnscan")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "exit {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("bench --format json prints one JSON object")
+}
+
+/// A generated corpus and the number of distinct keys its truth file lists.
+fn corpus(dir: &Path) -> (String, usize) {
+    let file = dir.join("corpus.txt");
+    let truth = dir.join("truth.tsv");
+    let (f, t) = (file.to_str().unwrap(), truth.to_str().unwrap());
+    let out = urnscan(&["gen", "--size", "2MiB", "--density", "2000", "--seed", "3", "-o", f, "--truth", t]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let truth = fs::read_to_string(&truth).unwrap();
+    let keys: HashSet<&str> = truth.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();
+    (f.to_owned(), keys.len())
+}
+
+fn rows(report: &serde_json::Value) -> &Vec<serde_json::Value> {
+    report["rows"].as_array().expect("rows")
+}
+
+fn phases(report: &serde_json::Value, threads: u64) -> Vec<String> {
+    rows(report).iter().filter(|r| r["threads"] == threads).map(|r| r["phase"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn every_phase_is_reported_and_counts_agree_with_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, distinct) = corpus(dir.path());
+    let report = json(&urnscan(&["bench", "--runs", "1", "-j", "2", "--format", "json", &file]));
+    assert_eq!(report["bytes"], 2 * 1024 * 1024);
+
+    let one = phases(&report, 1);
+    for phase in ["floor", "floor + map", "search", "search + validate", "+ dedup"] {
+        assert!(one.iter().any(|p| p == phase), "no {phase:?} row at 1 thread: {one:?}");
+    }
+    let two = phases(&report, 2);
+    assert_eq!(two, ["floor", "floor + map", "search", "search + validate", "+ dedup"]);
+
+    // The best kernel is measured once more with the other prefetch setting.
+    let best = report["kernel"].as_str().unwrap();
+    let other = if report["prefetch"] == true { "search, no prefetch" } else { "search, prefetch" };
+    if best != "scalar" {
+        let row = rows(&report).iter().find(|r| r["phase"] == other).expect(other);
+        assert_eq!(row["kernel"], best);
+    }
+    // The scalar kernel runs on every CPU, so the 1-thread rows always have it.
+    assert!(rows(&report).iter().any(|r| r["phase"] == "search" && r["kernel"] == "scalar"));
+
+    // Every search row finds the same candidates; the scan's events and the
+    // table's keys are then the truth's.
+    let count = |r: &serde_json::Value| r["count"].as_u64().unwrap();
+    let searches: Vec<u64> = rows(&report)
+        .iter()
+        .filter(|r| r["phase"].as_str().unwrap().starts_with("search,") || r["phase"] == "search")
+        .map(count)
+        .collect();
+    assert!(searches.windows(2).all(|w| w[0] == w[1]), "{searches:?}");
+    for r in rows(&report).iter().filter(|r| r["phase"] == "+ dedup") {
+        assert_eq!(count(r), distinct as u64, "unique keys at {} threads", r["threads"]);
+    }
+    for r in rows(&report).iter().filter(|r| r["phase"] == "floor") {
+        assert_eq!(r["ratio_to_floor"], 1.0);
+    }
+}
+
+#[test]
+fn floor_only_prints_the_floor_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = corpus(dir.path());
+    let report = json(&urnscan(&["bench", "--floor", "--runs", "1", "-j", "2", "--format", "json", &file]));
+    assert_eq!(phases(&report, 1), ["floor", "floor + map"]);
+    assert_eq!(phases(&report, 2), ["floor", "floor + map"]);
+}
+
+#[test]
+fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    fs::write(&empty, b"").unwrap();
+    for path in [empty.to_str().unwrap(), dir.path().join("missing").to_str().unwrap()] {
+        let out = urnscan(&["bench", "--runs", "1", path]);
+        assert_eq!(out.status.code(), Some(2), "{path}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(path) || err.contains("empty"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
