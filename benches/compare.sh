@@ -18,11 +18,14 @@
 #   lines) per second, ratio to the floor, ratio to the fastest urnscan row
 #   of the workload, peak RSS (one separate /usr/bin/time -v run).
 #
-# The floor is `urnscan bench --floor`: map the file afresh, read every byte,
-# unmap, best of 5, at 1 thread and at -j threads. urnscan rows are compared
-# with the floor at their own thread count, the other tools with the
-# 1-thread floor (grep and rg search one file on one thread; sort -u may use
-# more).
+# The floor comes two ways. The floor process, `urnscan bench --floor --once`
+# (map the file, read every byte, unmap, exit), is timed like every other
+# row, so "x floor" compares whole processes, median with median. The
+# in-process floor, `urnscan bench --floor` (the same work, best of 5 inside
+# one process, no start-up), is the best case; "x floor in-process" is
+# against it. urnscan rows are compared with the floor at their own thread
+# count, the other tools with the 1-thread floor (grep and rg search one file
+# on one thread; sort -u may use more).
 #
 # Notes on fairness: the peers answer a different, looser question (a regex
 # match, no RFC validation, no equivalence, no punctuation trimming), so
@@ -92,6 +95,8 @@ have_rg=0
 if command -v rg > /dev/null; then have_rg=1; else note "ripgrep (rg) not found: its rows are skipped (get it: cargo install ripgrep, or apt-get install ripgrep)"; fi
 have_grep_p=0
 if echo urn:ab:c | grep -qP 'urn:' 2> /dev/null; then have_grep_p=1; else note "grep -P is not supported by this grep: its row is skipped"; fi
+have_once=0
+if "$bin" bench --help 2> /dev/null | grep -q -- --once; then have_once=1; else note "this urnscan has no 'bench --floor --once': the floor-process rows are skipped"; fi
 have_dedup=0
 if "$bin" dedup --help > /dev/null 2>&1; then have_dedup=1; else note "this urnscan has no 'dedup' subcommand: the (c) dedup rows are skipped"; fi
 
@@ -233,6 +238,16 @@ floor_rows() { # workload, file
     printf '%s\t%s\t%s\t%s\t\t\n' "$1" "floor: read every byte -j$threads *" jN "$fn" >> "$results"
 }
 
+# The floor as a whole process (`bench --floor --once`: map, read every byte,
+# unmap, exit), timed like the other rows, so a whole `urnscan scan` compares
+# with a whole floor process: median against median, start-up and page
+# faults on both sides.
+floor_process_rows() { # workload, file
+    [[ $have_once == 1 ]] || return 0
+    add_row "$1" "floor process -j1" fp1 "$bin bench --floor --once -j1 $2"
+    add_row "$1" "floor process -j$threads" fpN "$bin bench --floor --once -j$threads $2"
+}
+
 urnscan_rows() { # workload, file, command words
     local w=$1 file=$2
     shift 2
@@ -255,6 +270,7 @@ wants c && check_dataset c "$data"
 
 if wants a; then
     f=$dir/$text
+    floor_process_rows a "$f"
     urnscan_rows a "$f" scan --unique --stats
     if [[ $have_rg == 1 ]]; then
         add_row a "rg -o -i -a RE | sort -u" peer "rg -o -i -a '$re_pcre' $f | LC_ALL=C sort -u"
@@ -267,6 +283,7 @@ if wants a; then
 fi
 if wants b; then
     f=$dir/$dense
+    floor_process_rows b "$f"
     urnscan_rows b "$f" scan --unique --stats
     [[ $have_rg == 1 ]] && add_row b "rg -o -i -a RE | sort -u" peer "rg -o -i -a '$re_pcre' $f | LC_ALL=C sort -u"
     floor_rows b "$f"
@@ -274,6 +291,7 @@ if wants b; then
 fi
 if wants c; then
     f=$dir/$data
+    floor_process_rows c "$f"
     [[ $have_dedup == 1 ]] && urnscan_rows c "$f" dedup -q
     urnscan_rows c "$f" scan --unique
     add_row c "sort -u" peer "LC_ALL=C sort -u $f"
@@ -290,8 +308,8 @@ for w in a b c; do
     [[ -f $f ]] && bytes[$w]=$(stat -c %s "$f")
 done
 {
-    echo "| workload | command | median ms | GB/s | M URNs/s | x floor | x urnscan | peak RSS MiB | output lines |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| workload | command | median ms | GB/s | M URNs/s | x floor | x floor in-process | x urnscan | peak RSS MiB | output lines |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     for w in a b c; do
         grep -q "^$w	" "$results" || continue
         awk -F'\t' -v w="$w" -v bytes="${bytes[$w]}" -v urns="${urns[$w]:-0}" '
@@ -301,9 +319,16 @@ done
             END {
                 label["a"] = "(a) text 200/MiB"; label["b"] = "(b) dense 5000/MiB"; label["c"] = "(c) dataset"
                 for (k = 1; k <= n; k++) {
-                    i = order[k]; f = (class[i] == "jN") ? floor["jN"] : floor["j1"]
-                    printf "| %s | %s | %.1f | %.2f | %s | %.2f | %s | %s | %s |\n", label[w], name[i], t[i] * 1e3,
-                        bytes / t[i] / 1e9, (name[i] ~ /^floor/) ? "" : sprintf("%.2f", urns / t[i] / 1e6), t[i] / f,
+                    i = order[k]; many = (class[i] == "jN" || class[i] == "fpN")
+                    # x floor: against the floor process at the row'"'"'s thread
+                    # count when there is one, else the in-process floor.
+                    inproc = many ? floor["jN"] : floor["j1"]
+                    proc = many ? floor["fpN"] : floor["fp1"]
+                    if (proc == "") proc = inproc
+                    if (class[i] == "j1" || class[i] == "jN") { if (name[i] ~ /^floor/) proc = inproc }
+                    printf "| %s | %s | %.1f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", label[w], name[i], t[i] * 1e3,
+                        bytes / t[i] / 1e9, (name[i] ~ /^floor/) ? "" : sprintf("%.2f", urns / t[i] / 1e6), t[i] / proc,
+                        (name[i] ~ /^floor/) ? "" : sprintf("%.2f", t[i] / inproc),
                         (best == "" || name[i] ~ /^floor/) ? "" : sprintf("%.2f", t[i] / best),
                         rss[i] == "" ? "" : sprintf("%.0f", rss[i] / 1024), out[i]
                 }
@@ -315,8 +340,10 @@ done
     cat "$dir/results.md"
     echo
     echo "* in-process, best of 5 (urnscan bench --floor: fresh mmap, read every byte, unmap)."
-    echo "Runs: hyperfine=$have_hyperfine, $runs runs after 1 warm-up; x floor against the floor at the row's"
-    echo "thread count (peers: 1 thread); M URNs/s counts valid URNs (dataset: valid lines)."
+    echo "floor process: urnscan bench --floor --once (map, read every byte, unmap, exit), timed like every row."
+    echo "Runs: hyperfine=$have_hyperfine, $runs runs after 1 warm-up; x floor against the floor process at the"
+    echo "row's thread count (peers: 1 thread), x floor in-process against the * rows; M URNs/s counts valid"
+    echo "URNs (dataset: valid lines)."
     printf 'Load while timing: %s\n' "${load_notes[@]}"
     # The peers' heaps follow the system's huge-page setting (urnscan turns
     # them off for its own): `sort -u` spends several times the system time

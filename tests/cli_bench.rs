@@ -99,3 +99,24 @@ fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn floor_once_reads_the_file_once_and_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = corpus(dir.path());
+    let report = json(&urnscan(&["bench", "--floor", "--once", "-j", "2", "--format", "json", &file]));
+    assert_eq!((report["bytes"].as_u64(), report["threads"].as_u64()), (Some(2 << 20), Some(2)));
+    assert_eq!((report["phase"].as_str(), report["once"].as_bool()), (Some("floor + map"), Some(true)));
+    let text = urnscan(&["bench", "--floor", "--once", "-j", "1", &file]);
+    let line = String::from_utf8(text.stdout).unwrap();
+    assert!(line.starts_with("floor + map, once: 2,097,152 bytes, 1 thread, "), "{line}");
+
+    // --once needs --floor and a file; an empty file is an error, as for every row.
+    let out = urnscan(&["bench", "--once", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    let out = urnscan(&["bench", "--floor", "--once", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+}

@@ -79,6 +79,9 @@ struct Row {
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let runs = args.runs.max(1);
     let many = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    if let (true, Some(path)) = (args.once, &args.file) {
+        return floor_once(path, many, args.format);
+    }
     let thread_counts: Vec<usize> = if many == 1 { vec![1] } else { vec![1, many] };
     let pools = thread_counts
         .iter()
@@ -182,6 +185,46 @@ fn mapped_floor(path: &Path) -> Result<u8> {
         Contents::Whole(whole) => Ok(floor(whole.as_bytes())),
         Contents::Stream(_) => bail!("{} cannot be mapped", path.display()),
     }
+}
+
+/// `--floor --once`: one fresh map-and-read of the file with `threads`
+/// threads, as a whole process does it, so that timing this process
+/// compares with timing a whole `urnscan scan` (start-up, page faults and
+/// unmapping included on both sides).
+fn floor_once(path: &Path, threads: usize, format: BenchFormat) -> Result<ExitCode> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let started = Instant::now();
+    let (bytes, _) = pool
+        .install(|| -> Result<(usize, u8)> {
+            match source::open(&Input::File(path.to_path_buf()), MmapPolicy::Always)? {
+                Contents::Whole(whole) => Ok((whole.as_bytes().len(), floor(whole.as_bytes()))),
+                Contents::Stream(_) => {
+                    bail!("{} is not a regular file: bench measures files it can map", path.display())
+                }
+            }
+        })
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let time = started.elapsed();
+    if bytes == 0 {
+        bail!("{} is empty: nothing to measure", path.display());
+    }
+    match format {
+        BenchFormat::Text => println!(
+            "floor + map, once: {} bytes, {threads} thread{}, {:.1} ms, {:.2} GB/s",
+            thousands(bytes as u64),
+            if threads == 1 { "" } else { "s" },
+            time.as_secs_f64() * 1e3,
+            gbps(bytes, time)
+        ),
+        BenchFormat::Json => println!(
+            "{}",
+            serde_json::json!({
+                "input": path.display().to_string(), "bytes": bytes, "phase": "floor + map",
+                "once": true, "threads": threads, "seconds": time.as_secs_f64(), "gbps": gbps(bytes, time),
+            })
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Candidates (before validation) of the whole buffer.

@@ -100,6 +100,7 @@ Examples:
   urnscan bench --generate 1GiB           the same on generated text in memory
   urnscan bench --generate 256MiB --density 5000    URN-dense text
   urnscan bench --floor big.log           only the floor: read every byte
+  urnscan bench --floor --once big.log    the floor as one whole process, to time with hyperfine
   urnscan bench --format json -j 2 --runs 5 big.log
 
 Rows: floor (read every byte; + map: mapped afresh, as a new process
@@ -134,6 +135,12 @@ pub struct BenchArgs {
     /// Only the floor: the time to read every byte, nothing else.
     #[arg(long)]
     floor: bool,
+    /// With --floor: map the file, read every byte once with -j threads
+    /// (default: all cores), unmap and exit, with no untimed pass first. Time
+    /// this process with hyperfine beside `urnscan scan` for a whole-process
+    /// floor.
+    #[arg(long, requires = "floor", requires = "file")]
+    once: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,

@@ -14,11 +14,12 @@
 //!   AVX2 search at 129–156 ms against 113–142 ms for a plain XOR read of
 //!   the same bytes; with the software prefetch it took 99–116 ms (4 KiB
 //!   ahead; 1 and 2 KiB ahead gave 110–118 ms), faster than that read.
-//! - AMD EPYC (Zen 3) KVM guest (2 vCPUs), three interleaved rounds of
-//!   best-of-7: floor 38.1–44.5 ms; AVX2 without prefetch 40.6–43.7 ms,
-//!   4 KiB ahead 45.9–47.1 ms, 1 KiB ahead 49.0–52.2 ms, 4 KiB ahead with
-//!   `prefetchnta` 45.7–47.7 ms. Zen's prefetcher already runs ahead of
-//!   a linear read; the extra requests only cost.
+//! - AMD EPYC KVM guest (2 vCPUs; family 25, model 17: Zen 4), three
+//!   interleaved rounds of best-of-7: floor 38.1–44.5 ms; AVX2 without
+//!   prefetch 40.6–43.7 ms, 4 KiB ahead 45.9–47.1 ms, 1 KiB ahead
+//!   49.0–52.2 ms, 4 KiB ahead with `prefetchnta` 45.7–47.7 ms. Zen's
+//!   prefetcher already runs ahead of a linear read; the extra requests
+//!   only cost.
 
 use crate::platform::prefetch::prefetch;
 
