@@ -10,10 +10,11 @@
 //!
 //! - the scalar kernel equals that definition (computed once per input as a
 //!   "next match at or after i" table);
-//! - every kernel this CPU has gives the scalar kernel's answer for every
-//!   `from` (inputs over 1 KiB: the first and last 512 positions and every
-//!   61st in between, so that a long input costs the fuzzer linear, not
-//!   quadratic, time), and the same `find_iter` sequence;
+//! - every kernel this CPU has, with and without software prefetch, gives
+//!   the scalar kernel's answer for every `from` (inputs over 1 KiB: the
+//!   first and last 512 positions and every 61st in between, so that a long
+//!   input costs the fuzzer linear, not quadratic, time), and the same
+//!   `find_iter` sequence;
 //! - every marks kernel ([`Marks`]) gives the scalar kernel's masks for
 //!   the input's first and last `len` bytes, for every `len` up to one past
 //!   [`MARKS_LEN`] (`None` there), so that the tail loads and the padded
@@ -29,10 +30,13 @@ use urnscan::platform::simd::{Kernel, UrnFinder};
 fuzz_target!(|data: &[u8]| {
     let scalar = UrnFinder::with_kernel(Kernel::Scalar).expect("scalar is always available");
     let next = next_match(data);
+    // Each vector kernel with and without its software prefetch (the
+    // default depends on the CPU; results must not).
     let kernels: Vec<UrnFinder> = Kernel::available()
         .into_iter()
         .filter_map(UrnFinder::with_kernel)
         .filter(|f| f.kernel() != Kernel::Scalar)
+        .flat_map(|f| [f.with_prefetch(false), f.with_prefetch(true)])
         .collect();
     for from in froms(data.len()) {
         let expected = next.get(from).copied().flatten();
