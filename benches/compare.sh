@@ -324,8 +324,7 @@ done
                     # count when there is one, else the in-process floor.
                     inproc = many ? floor["jN"] : floor["j1"]
                     proc = many ? floor["fpN"] : floor["fp1"]
-                    if (proc == "") proc = inproc
-                    if (class[i] == "j1" || class[i] == "jN") { if (name[i] ~ /^floor/) proc = inproc }
+                    if (proc == "" || name[i] ~ /^floor:/) proc = inproc
                     printf "| %s | %s | %.1f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", label[w], name[i], t[i] * 1e3,
                         bytes / t[i] / 1e9, (name[i] ~ /^floor/) ? "" : sprintf("%.2f", urns / t[i] / 1e6), t[i] / proc,
                         (name[i] ~ /^floor/) ? "" : sprintf("%.2f", t[i] / inproc),

@@ -180,9 +180,10 @@ fn floor(hay: &[u8]) -> u8 {
 }
 
 /// The floor of a fresh process: map the file, fault every page in, unmap.
-fn mapped_floor(path: &Path) -> Result<u8> {
+/// Returns the bytes read and their fold.
+fn mapped_floor(path: &Path) -> Result<(usize, u8)> {
     match source::open(&Input::File(path.to_path_buf()), MmapPolicy::Always)? {
-        Contents::Whole(whole) => Ok(floor(whole.as_bytes())),
+        Contents::Whole(whole) => Ok((whole.as_bytes().len(), floor(whole.as_bytes()))),
         Contents::Stream(_) => bail!("{} cannot be mapped", path.display()),
     }
 }
@@ -194,16 +195,7 @@ fn mapped_floor(path: &Path) -> Result<u8> {
 fn floor_once(path: &Path, threads: usize, format: BenchFormat) -> Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let started = Instant::now();
-    let (bytes, _) = pool
-        .install(|| -> Result<(usize, u8)> {
-            match source::open(&Input::File(path.to_path_buf()), MmapPolicy::Always)? {
-                Contents::Whole(whole) => Ok((whole.as_bytes().len(), floor(whole.as_bytes()))),
-                Contents::Stream(_) => {
-                    bail!("{} is not a regular file: bench measures files it can map", path.display())
-                }
-            }
-        })
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let (bytes, _) = pool.install(|| mapped_floor(path)).with_context(|| format!("cannot read {}", path.display()))?;
     let time = started.elapsed();
     if bytes == 0 {
         bail!("{} is empty: nothing to measure", path.display());

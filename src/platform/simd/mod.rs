@@ -144,7 +144,9 @@ impl Default for UrnFinder {
 }
 
 impl UrnFinder {
-    /// Uses [`Kernel::best`].
+    /// Uses [`Kernel::best`]. Build a finder once and copy it: choosing
+    /// the prefetch default asks the CPU (`cpuid`), which is slow in a
+    /// virtual machine.
     pub fn new() -> UrnFinder {
         UrnFinder { kernel: Kernel::best(), prefetch: prefetch_helps() }
     }
