@@ -1,6 +1,7 @@
 //! `urnscan bench` as a user runs it: the rows it promises are there, every
-//! search row counts the same candidates, and the dedup row's unique count
-//! is the generator's ground truth. Only counts are checked, never times.
+//! search row counts the same candidates, and the unique counts of the
+//! dedup and sort rows are the generator's ground truth. Only counts are
+//! checked, never times.
 
 use std::collections::HashSet;
 use std::fs;
@@ -44,11 +45,11 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     assert_eq!(report["bytes"], 2 * 1024 * 1024);
 
     let one = phases(&report, 1);
-    for phase in ["floor", "floor + map", "search", "search + validate", "+ dedup"] {
+    for phase in ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ sort"] {
         assert!(one.iter().any(|p| p == phase), "no {phase:?} row at 1 thread: {one:?}");
     }
     let two = phases(&report, 2);
-    assert_eq!(two, ["floor", "floor + map", "search", "search + validate", "+ dedup"]);
+    assert_eq!(two, ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ sort"]);
 
     // The best kernel is measured once more with the other prefetch setting.
     let best = report["kernel"].as_str().unwrap();
@@ -69,8 +70,8 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
         .map(count)
         .collect();
     assert!(searches.windows(2).all(|w| w[0] == w[1]), "{searches:?}");
-    for r in rows(&report).iter().filter(|r| r["phase"] == "+ dedup") {
-        assert_eq!(count(r), distinct as u64, "unique keys at {} threads", r["threads"]);
+    for r in rows(&report).iter().filter(|r| r["phase"] == "+ dedup" || r["phase"] == "+ sort") {
+        assert_eq!(count(r), distinct as u64, "{} at {} threads", r["phase"], r["threads"]);
     }
     for r in rows(&report).iter().filter(|r| r["phase"] == "floor") {
         assert_eq!(r["ratio_to_floor"], 1.0);

@@ -18,7 +18,11 @@
 //! 5. `+ dedup` — each chunk's URN keys written and hashed by the task that
 //!    scanned it, from the key shapes its scan kept ([`scan_windows_keyed`]),
 //!    then each window's keys inserted into a sharded key table ([`absorb`]),
-//!    as `scan --unique` and `scan --stats` do.
+//!    as `scan --unique` and `scan --stats` do;
+//! 6. `+ sort` — the same table, then its entries sorted by key and read
+//!    in that order, each first-seen form rebuilt, in parallel blocks, as
+//!    `scan --unique` prints them (all of its output work but writing the
+//!    numbers and the bytes out).
 //!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
@@ -127,6 +131,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("search + validate", None, Some(("events", n)), time);
         let (time, n) = best_of(runs, || pool.install(|| key_table(&scanner, hay).len() as u64));
         push("+ dedup", None, Some(("unique", n)), time);
+        let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay)));
+        push("+ sort", None, Some(("unique", n)), time);
     }
     match args.format {
         BenchFormat::Text => print_table(&name, hay.len(), best, runs, &rows),
@@ -246,6 +252,33 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     });
     table
 }
+
+/// The key table of the whole buffer, its entries sorted and read in key
+/// order as `scan --unique` reads them to print them: blocks of
+/// [`SORTED_BLOCK`] entries, in parallel. Returns how many entries were read.
+fn sorted_entries(scanner: &Scanner, hay: &[u8]) -> u64 {
+    let mut table = key_table(scanner, hay);
+    let sorted = table.sorted();
+    let blocks: Vec<usize> = (0..sorted.len()).step_by(SORTED_BLOCK).collect();
+    let (read, _) = blocks
+        .par_iter()
+        .map(|&start| {
+            // What printing needs of an entry: its count, position and
+            // first-seen form, rebuilt from the key and its delta.
+            let mut raw = Vec::new();
+            sorted.iter_range(start..start + SORTED_BLOCK).fold((0u64, 0u64), |(n, sum), e| {
+                raw.clear();
+                e.raw.write_into(&mut raw);
+                (n + 1, sum.wrapping_add(e.count).wrapping_add(raw.len() as u64).wrapping_add(e.first.offset))
+            })
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, std::hint::black_box(a.1.wrapping_add(b.1))));
+    read
+}
+
+/// Entries per block of the `+ sort` row: as many as `scan --unique`
+/// formats per task.
+const SORTED_BLOCK: usize = 1 << 14;
 
 fn label(row: &Row) -> String {
     match row.kernel {

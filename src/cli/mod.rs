@@ -105,7 +105,8 @@ Examples:
 
 Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
-(the scan's events), + dedup (key table, as --unique and --stats).
+(the scan's events), + dedup (key table, as --unique and --stats),
++ sort (the table's entries in key order, as --unique prints them).
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
 as fast as reading the bytes. Each row is the best of --runs runs.
 
