@@ -334,9 +334,9 @@ impl KeyTable {
     /// Prefetches the entry of the first slot whose tag matches, probing
     /// from the key's home to the end of its cache line (the line was
     /// prefetched earlier; the next one was not, and reading it here would
-    /// wait for memory). Only the home slot was looked at before, but at a
-    /// load of up to 3/4 a key often sits a few slots past its home, and
-    /// each of those lookups then waited for its entry in `find`.
+    /// wait for memory). At a load of up to 3/4 a key often sits a few
+    /// slots past its home; looking at the home slot alone left each of
+    /// those lookups waiting for its entry in `find`.
     fn prefetch_entry(&self, hash: u64) {
         if self.index.is_empty() {
             return;
