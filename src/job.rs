@@ -457,6 +457,7 @@ fn batch_of<'h>(
             batch.push(offset, raw, name, fixes);
         }
     }
+    batch.group();
     batch
 }
 

@@ -24,7 +24,8 @@
 //!
 //! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
 //!    (only when it differs from the URN's own bytes), hashed once, and a
-//!    24-byte note is filed under its shard. Where the key ends and what it
+//!    24-byte note is listed; a complete batch's notes are grouped by
+//!    shard in one counting sort. Where the key ends and what it
 //!    must fix come from the scan's validating walk (the key shapes the
 //!    scanner keeps beside its events for whole files and windows; see
 //!    [`crate::scan`]), or are found again in the bytes for streamed blocks
@@ -119,7 +120,7 @@ impl ShardedTable {
             // batches: batch by batch, a sparse window's inserts each
             // waited for memory (`urnscan bench` on 1 GiB of text: the
             // `+ dedup` row's own cost 91-121 -> 69-87 ms at one thread).
-            let mut stream = Vec::with_capacity(batches.iter().map(|(b, _)| b.notes[s].len()).sum());
+            let mut stream = Vec::with_capacity(batches.iter().map(|(b, _)| b.shard(s).map_or(0, <[_]>::len)).sum());
             for (batch, hay) in batches {
                 batch.occurrences(s, hay, &mut stream);
             }
@@ -160,12 +161,20 @@ impl ShardedTable {
 
 /// URNs of one buffer on their way into a [`ShardedTable`]: for each URN,
 /// its key's hash and where its raw form and key are, filed by shard.
+///
+/// The notes are kept in one list, in the order the URNs came, and grouped
+/// by shard once the batch is complete (`KeyBatch::group`; the batches a
+/// run makes are grouped by the task that made them). A list per shard cost
+/// 64 allocations per batch, and sparse text makes a batch per MiB with a
+/// few hundred URNs in it.
 #[derive(Clone)]
 pub struct KeyBatch {
     file: u32,
     base: u64,
     recheck: Option<Grammar>,
-    notes: Vec<Vec<Note>>,
+    notes: Vec<Note>,
+    /// Once grouped, shard `s`'s notes are `notes[starts[s]..starts[s + 1]]`.
+    starts: Option<Box<[usize; SHARDS + 1]>>,
     /// Keys that differ from the start of their URN's raw form.
     keys: Vec<u8>,
 }
@@ -191,16 +200,12 @@ impl KeyBatch {
     /// becomes a new key or first-seen form only if its bytes still give
     /// the same key and hash under that grammar ([`KeyTable::insert_if`]).
     pub fn new(file: u32, base: u64, recheck: Option<Grammar>, urns: usize) -> KeyBatch {
-        // Hashes spread evenly; a quarter more than the mean absorbs the
-        // spread, and a rare overflow just grows that one vector.
-        let per_shard = if urns == 0 { 0 } else { urns / SHARDS + urns / SHARDS / 4 + 4 };
-        let notes = (0..SHARDS).map(|_| Vec::with_capacity(per_shard)).collect();
-        KeyBatch { file, base, recheck, notes, keys: Vec::new() }
+        KeyBatch { file, base, recheck, notes: Vec::with_capacity(urns), starts: None, keys: Vec::new() }
     }
 
     /// Whether no URN was added.
     pub fn is_empty(&self) -> bool {
-        self.notes.iter().all(Vec::is_empty)
+        self.notes.is_empty()
     }
 
     /// Adds the URN `raw`, found at `offset` of the buffer, whose assigned
@@ -219,7 +224,36 @@ impl KeyBatch {
             (at as u32, key_hash(&self.keys[at..]))
         };
         let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
-        self.notes[shard_of(hash)].push(note);
+        self.notes.push(note);
+        self.starts = None;
+    }
+
+    /// Groups the notes by shard (a counting sort, so that each shard's
+    /// notes stay in the order they came), for [`ShardedTable::absorb`]
+    /// to take a shard's notes as one slice. A batch that is not grouped
+    /// is absorbed all the same, each shard's task reading every note.
+    pub(crate) fn group(&mut self) {
+        let mut starts = Box::new([0usize; SHARDS + 1]);
+        for n in &self.notes {
+            starts[shard_of(n.hash) + 1] += 1;
+        }
+        for s in 0..SHARDS {
+            starts[s + 1] += starts[s];
+        }
+        let mut next = *starts;
+        let mut grouped = self.notes.clone();
+        for n in &self.notes {
+            let s = shard_of(n.hash);
+            grouped[next[s]] = *n;
+            next[s] += 1;
+        }
+        self.notes = grouped;
+        self.starts = Some(starts);
+    }
+
+    /// The notes of shard `s`, if the batch is grouped.
+    fn shard(&self, s: usize) -> Option<&[Note]> {
+        self.starts.as_ref().map(|starts| &self.notes[starts[s]..starts[s + 1]])
     }
 
     /// Appends the occurrences of shard `s`, whose raw forms are in `hay`,
@@ -234,7 +268,10 @@ impl KeyBatch {
             let at = Position { file: self.file, offset: self.base + n.offset };
             Some((Occurrence { hash: n.hash, key, raw, at }, self.recheck))
         };
-        out.extend(self.notes[s].iter().filter_map(occurrence));
+        match self.shard(s) {
+            Some(notes) => out.extend(notes.iter().filter_map(occurrence)),
+            None => out.extend(self.notes.iter().filter(|n| shard_of(n.hash) == s).filter_map(occurrence)),
+        }
     }
 }
 
@@ -293,6 +330,7 @@ mod tests {
             picks in proptest::collection::vec((0usize..40, 0usize..4), 0..300),
             slice in 1usize..50,
             group in 1usize..4,
+            grouped in proptest::bool::ANY,
         ) {
             // Forty keys in four spellings each: case of scheme and NID, hex case, components.
             let spell = |k: usize, v: usize| match v {
@@ -320,6 +358,9 @@ mod tests {
                         let (name, fixes) = key_shape(raw.as_bytes(), Grammar::Rfc8141).unwrap();
                         b.push(*offset as usize, raw.as_bytes(), name, fixes);
                     }
+                    if grouped {
+                        b.group();
+                    }
                     b
                 })
                 .collect();
@@ -345,6 +386,39 @@ mod tests {
             let got: Vec<&[u8]> = table.sorted().iter().map(|e| e.key).collect();
             let want: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
             proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    proptest::proptest! {
+        /// Grouped by shard, each shard's notes are the batch's notes of
+        /// that shard in the order they were added, as reading the
+        /// ungrouped batch gives them.
+        #[test]
+        fn grouping_keeps_each_shards_notes_in_order(
+            ids in proptest::collection::vec(0u32..5000, 0..400),
+            regroup in proptest::bool::ANY,
+        ) {
+            let mut hay = Vec::new();
+            let mut batch = KeyBatch::new(0, 0, None, ids.len());
+            for id in &ids {
+                let urn = format!("urn:n:{id}");
+                let (name, fixes) = key_shape(urn.as_bytes(), Grammar::Rfc8141).unwrap();
+                batch.push(hay.len(), urn.as_bytes(), name, fixes);
+                hay.extend_from_slice(urn.as_bytes());
+                hay.push(b' ');
+            }
+            let mut grouped = batch.clone();
+            grouped.group();
+            if regroup {
+                grouped.group();
+            }
+            for s in 0..SHARDS {
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                batch.occurrences(s, &hay, &mut want);
+                grouped.occurrences(s, &hay, &mut got);
+                let at = |v: &[(Occurrence, Option<Grammar>)]| v.iter().map(|(o, _)| (o.at, o.key.to_vec())).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(at(&got), at(&want));
+            }
         }
     }
 
