@@ -25,7 +25,7 @@
 //! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
 //!    (only when it differs from the URN's own bytes), hashed once, and a
 //!    24-byte note is listed; a complete batch's notes are grouped by
-//!    shard in one counting sort. Where the key ends and what it
+//!    shard, a piece of up to 1,024 at a time, in a counting sort. Where the key ends and what it
 //!    must fix come from the scan's validating walk (the key shapes the
 //!    scanner keeps beside its events for whole files and windows; see
 //!    [`crate::scan`]), or are found again in the bytes for streamed blocks
@@ -120,7 +120,7 @@ impl ShardedTable {
             // batches: batch by batch, a sparse window's inserts each
             // waited for memory (`urnscan bench` on 1 GiB of text: the
             // `+ dedup` row's own cost 91-121 -> 69-87 ms at one thread).
-            let mut stream = Vec::with_capacity(batches.iter().map(|(b, _)| b.shard(s).map_or(0, <[_]>::len)).sum());
+            let mut stream = Vec::with_capacity(batches.iter().map(|(b, _)| b.shard_len(s)).sum());
             for (batch, hay) in batches {
                 batch.occurrences(s, hay, &mut stream);
             }
@@ -162,22 +162,43 @@ impl ShardedTable {
 /// URNs of one buffer on their way into a [`ShardedTable`]: for each URN,
 /// its key's hash and where its raw form and key are, filed by shard.
 ///
-/// The notes are kept in one list, in the order the URNs came, and grouped
-/// by shard once the batch is complete (`KeyBatch::group`; the batches a
-/// run makes are grouped by the task that made them). A list per shard cost
-/// 64 allocations per batch, and sparse text makes a batch per MiB with a
-/// few hundred URNs in it.
+/// The notes are kept in pieces of up to 1,024, each in the order the
+/// URNs came and grouped by shard once the batch is complete
+/// (`KeyBatch::group`; the batches a run makes are grouped by the task
+/// that made them). A list per shard cost 64 allocations per batch, and
+/// sparse text makes a batch per MiB with a few hundred URNs in it. One
+/// list for a whole batch of dense text was an allocation of some 700 kB
+/// per MiB of input, which the allocator gives back to the system later
+/// than small ones: on a 10 M line dataset the peak RSS rose by 4 MiB
+/// (pieces of 4,096 notes: 2 MiB; of 1,024: none).
 #[derive(Clone)]
 pub struct KeyBatch {
     file: u32,
     base: u64,
     recheck: Option<Grammar>,
-    notes: Vec<Note>,
-    /// Once grouped, shard `s`'s notes are `notes[starts[s]..starts[s + 1]]`.
-    starts: Option<Box<[usize; SHARDS + 1]>>,
+    pieces: Vec<Piece>,
+    /// URNs added, and URNs expected (to size the pieces).
+    len: usize,
+    expected: usize,
     /// Keys that differ from the start of their URN's raw form.
     keys: Vec<u8>,
 }
+
+/// Notes per piece of a [`KeyBatch`]: 24 KiB of them, small enough for
+/// the allocator to reuse at once, and one piece holds all the URNs of a
+/// MiB of sparse text. Tests use short pieces, so that their batches span
+/// several.
+const PIECE: usize = if cfg!(test) { 7 } else { 1024 };
+
+/// Up to [`PIECE`] notes of a batch.
+#[derive(Clone)]
+struct Piece {
+    notes: Vec<Note>,
+    /// Once grouped, shard `s`'s notes are `notes[starts[s]..starts[s + 1]]`.
+    starts: Option<[u16; SHARDS + 1]>,
+}
+
+const _: () = assert!(PIECE <= u16::MAX as usize, "piece bounds are u16");
 
 #[derive(Clone, Copy)]
 struct Note {
@@ -200,12 +221,12 @@ impl KeyBatch {
     /// becomes a new key or first-seen form only if its bytes still give
     /// the same key and hash under that grammar ([`KeyTable::insert_if`]).
     pub fn new(file: u32, base: u64, recheck: Option<Grammar>, urns: usize) -> KeyBatch {
-        KeyBatch { file, base, recheck, notes: Vec::with_capacity(urns), starts: None, keys: Vec::new() }
+        KeyBatch { file, base, recheck, pieces: Vec::new(), len: 0, expected: urns, keys: Vec::new() }
     }
 
     /// Whether no URN was added.
     pub fn is_empty(&self) -> bool {
-        self.notes.is_empty()
+        self.len == 0
     }
 
     /// Adds the URN `raw`, found at `offset` of the buffer, whose assigned
@@ -224,36 +245,27 @@ impl KeyBatch {
             (at as u32, key_hash(&self.keys[at..]))
         };
         let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
-        self.notes.push(note);
-        self.starts = None;
+        if self.pieces.last().is_none_or(|p| p.notes.len() == PIECE) {
+            let size = self.expected.saturating_sub(self.len).clamp(1, PIECE);
+            self.pieces.push(Piece { notes: Vec::with_capacity(size), starts: None });
+        }
+        if let Some(piece) = self.pieces.last_mut() {
+            piece.notes.push(note);
+            piece.starts = None;
+        }
+        self.len += 1;
     }
 
-    /// Groups the notes by shard (a counting sort, so that each shard's
-    /// notes stay in the order they came), for [`ShardedTable::absorb`]
-    /// to take a shard's notes as one slice. A batch that is not grouped
-    /// is absorbed all the same, each shard's task reading every note.
+    /// Groups each piece's notes by shard, for [`ShardedTable::absorb`] to
+    /// take a shard's notes as slices. A batch that is not grouped is
+    /// absorbed all the same, each shard's task reading every note.
     pub(crate) fn group(&mut self) {
-        let mut starts = Box::new([0usize; SHARDS + 1]);
-        for n in &self.notes {
-            starts[shard_of(n.hash) + 1] += 1;
-        }
-        for s in 0..SHARDS {
-            starts[s + 1] += starts[s];
-        }
-        let mut next = *starts;
-        let mut grouped = self.notes.clone();
-        for n in &self.notes {
-            let s = shard_of(n.hash);
-            grouped[next[s]] = *n;
-            next[s] += 1;
-        }
-        self.notes = grouped;
-        self.starts = Some(starts);
+        self.pieces.iter_mut().for_each(Piece::group);
     }
 
-    /// The notes of shard `s`, if the batch is grouped.
-    fn shard(&self, s: usize) -> Option<&[Note]> {
-        self.starts.as_ref().map(|starts| &self.notes[starts[s]..starts[s + 1]])
+    /// How many notes of shard `s` the grouped pieces hold.
+    fn shard_len(&self, s: usize) -> usize {
+        self.pieces.iter().filter_map(|p| p.shard(s)).map(<[Note]>::len).sum()
     }
 
     /// Appends the occurrences of shard `s`, whose raw forms are in `hay`,
@@ -268,10 +280,42 @@ impl KeyBatch {
             let at = Position { file: self.file, offset: self.base + n.offset };
             Some((Occurrence { hash: n.hash, key, raw, at }, self.recheck))
         };
-        match self.shard(s) {
-            Some(notes) => out.extend(notes.iter().filter_map(occurrence)),
-            None => out.extend(self.notes.iter().filter(|n| shard_of(n.hash) == s).filter_map(occurrence)),
+        for piece in &self.pieces {
+            match piece.shard(s) {
+                Some(notes) => out.extend(notes.iter().filter_map(occurrence)),
+                None => out.extend(piece.notes.iter().filter(|n| shard_of(n.hash) == s).filter_map(occurrence)),
+            }
         }
+    }
+}
+
+impl Piece {
+    /// Groups the notes by shard: a counting sort, so that each shard's
+    /// notes stay in the order they came (the first occurrence of a key in
+    /// a batch is then the first inserted, and its entry is never
+    /// rewritten for an earlier one).
+    fn group(&mut self) {
+        let mut starts = [0u16; SHARDS + 1];
+        for n in &self.notes {
+            starts[shard_of(n.hash) + 1] += 1;
+        }
+        for s in 0..SHARDS {
+            starts[s + 1] += starts[s];
+        }
+        let mut next = starts;
+        let mut grouped = self.notes.clone();
+        for n in &self.notes {
+            let s = shard_of(n.hash);
+            grouped[usize::from(next[s])] = *n;
+            next[s] += 1;
+        }
+        self.notes = grouped;
+        self.starts = Some(starts);
+    }
+
+    /// The notes of shard `s`, if the piece is grouped.
+    fn shard(&self, s: usize) -> Option<&[Note]> {
+        self.starts.map(|starts| &self.notes[usize::from(starts[s])..usize::from(starts[s + 1])])
     }
 }
 
