@@ -25,11 +25,12 @@
 //! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
 //!    (only when it differs from the URN's own bytes), hashed once, and a
 //!    24-byte note is listed; a complete batch's notes are grouped by
-//!    shard, a piece of up to 1,024 at a time, in a counting sort. Where the key ends and what it
-//!    must fix come from the scan's validating walk (the key shapes the
-//!    scanner keeps beside its events for whole files and windows; see
-//!    [`crate::scan`]), or are found again in the bytes for streamed blocks
-//!    and other callers of [`crate::job::key_batch`];
+//!    shard, a piece of up to 1,024 at a time, in a counting sort. Where
+//!    the key ends and what it must fix come from the scan's validating
+//!    walk (the key shapes the scanner keeps beside its events for whole
+//!    files and windows; see [`crate::scan`]), or are found again in the
+//!    bytes for streamed blocks and other callers of
+//!    [`crate::job::key_batch`];
 //! 2. [`ShardedTable::absorb`] runs one task per shard, each inserting the
 //!    notes of its shard from every batch, in batch order, with the hash
 //!    from phase 1, as one stream ([`KeyTable::insert_batch`], which
@@ -177,8 +178,9 @@ pub struct KeyBatch {
     base: u64,
     recheck: Option<Grammar>,
     pieces: Vec<Piece>,
-    /// URNs added, and URNs expected (to size the pieces).
+    /// URNs added.
     len: usize,
+    /// URNs expected, to size the pieces.
     expected: usize,
     /// Keys that differ from the start of their URN's raw form.
     keys: Vec<u8>,
