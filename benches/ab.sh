@@ -79,14 +79,12 @@ for ((r = 0; r < warmup + rounds; r++)); do
     done
 done
 
-median_of() { tr ' ' '\n' <<< "$1" | grep . | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-first_median=$(median_of "${times[0]}")
+# "min median max" of a list of times.
+stats_of() { tr ' ' '\n' <<< "$1" | grep . | sort -n | awk '{a[NR] = $1} END {print a[1], a[int((NR + 1) / 2)], a[NR]}'; }
+read -r _ first_median _ <<< "$(stats_of "${times[0]}")"
 printf '%-12s %8s %8s %8s %9s   (%d rounds, order rotated each round)\n' label min median max "x ${labels[0]}" "$rounds"
 for ((i = 0; i < n; i++)); do
-    sorted=$(tr ' ' '\n' <<< "${times[i]}" | grep . | sort -n)
-    min=$(head -n 1 <<< "$sorted")
-    max=$(tail -n 1 <<< "$sorted")
-    median=$(median_of "${times[i]}")
+    read -r min median max <<< "$(stats_of "${times[i]}")"
     ratio=$(awk -v m="$median" -v f="$first_median" 'BEGIN {printf (f > 0 ? "%.3f" : "-"), m / f}')
     printf '%-12s %8s %8s %8s %9s\n' "${labels[i]}" "$min" "$median" "$max" "$ratio"
 done
