@@ -17,8 +17,9 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("bench --format json prints one JSON object")
 }
 
-/// A generated corpus and the number of distinct keys its truth file lists.
-fn corpus(dir: &Path) -> (String, usize) {
+/// A generated corpus, the number of distinct keys its truth file lists,
+/// and the number of URN occurrences (a line each).
+fn corpus(dir: &Path) -> (String, usize, usize) {
     let file = dir.join("corpus.txt");
     let truth = dir.join("truth.tsv");
     let (f, t) = (file.to_str().unwrap(), truth.to_str().unwrap());
@@ -26,7 +27,7 @@ fn corpus(dir: &Path) -> (String, usize) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let truth = fs::read_to_string(&truth).unwrap();
     let keys: HashSet<&str> = truth.lines().map(|l| l.rsplit('\t').next().unwrap()).collect();
-    (f.to_owned(), keys.len())
+    (f.to_owned(), keys.len(), truth.lines().count())
 }
 
 fn rows(report: &serde_json::Value) -> &Vec<serde_json::Value> {
@@ -40,7 +41,7 @@ fn phases(report: &serde_json::Value, threads: u64) -> Vec<String> {
 #[test]
 fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     let dir = tempfile::tempdir().unwrap();
-    let (file, distinct) = corpus(dir.path());
+    let (file, distinct, occurrences) = corpus(dir.path());
     let report = json(&urnscan(&["bench", "--runs", "1", "-j", "2", "--format", "json", &file]));
     assert_eq!(report["bytes"], 2 * 1024 * 1024);
 
@@ -76,12 +77,43 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     for r in rows(&report).iter().filter(|r| r["phase"] == "floor") {
         assert_eq!(r["ratio_to_floor"], 1.0);
     }
+
+    // The URN rate counts every valid occurrence (the truth's lines), from
+    // validation on, and divides by the row's own time.
+    for r in rows(&report) {
+        let phase = r["phase"].as_str().unwrap();
+        if ["search + validate", "+ dedup", "+ sort"].contains(&phase) {
+            assert_eq!(r["urns"].as_u64(), Some(occurrences as u64), "{phase}");
+            let rate = r["urns_per_second"].as_f64().unwrap();
+            let want = occurrences as f64 / r["seconds"].as_f64().unwrap();
+            assert!((rate - want).abs() <= want * 1e-9, "{phase}: {rate} against {want}");
+        } else {
+            assert!(r["urns"].is_null() && r["urns_per_second"].is_null(), "{phase}");
+        }
+    }
+}
+
+#[test]
+fn the_text_table_shows_the_urn_rate_beside_the_rows_that_count_urns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _, _) = corpus(dir.path());
+    let out = urnscan(&["bench", "--runs", "1", "-j", "1", &file]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().find(|l| l.starts_with("phase")).expect("header");
+    assert!(header.contains("M URNs/s"), "{header}");
+    // "+ dedup 1 12.3 ms 0.17 8.40 1.23 5,000 unique": a rate before the count.
+    let dedup: Vec<&str> = text.lines().find(|l| l.starts_with("+ dedup")).unwrap().split_whitespace().collect();
+    assert!(dedup[dedup.len() - 3].parse::<f64>().is_ok_and(|r| r > 0.0), "{dedup:?}");
+    let search: Vec<&str> = text.lines().find(|l| l.starts_with("search (")).unwrap().split_whitespace().collect();
+    assert_eq!(search.last(), Some(&"candidates"), "{search:?}");
+    assert_eq!(search.len(), 9, "no rate on a search row: {search:?}");
 }
 
 #[test]
 fn floor_only_prints_the_floor_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let (file, _) = corpus(dir.path());
+    let (file, _, _) = corpus(dir.path());
     let report = json(&urnscan(&["bench", "--floor", "--runs", "1", "-j", "2", "--format", "json", &file]));
     assert_eq!(phases(&report, 1), ["floor", "floor + map"]);
     assert_eq!(phases(&report, 2), ["floor", "floor + map"]);
@@ -104,7 +136,7 @@ fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
 #[test]
 fn floor_once_reads_the_file_once_and_reports_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (file, _) = corpus(dir.path());
+    let (file, _, _) = corpus(dir.path());
     let report = json(&urnscan(&["bench", "--floor", "--once", "-j", "2", "--format", "json", &file]));
     assert_eq!((report["bytes"].as_u64(), report["threads"].as_u64()), (Some(2 << 20), Some(2)));
     assert_eq!((report["phase"].as_str(), report["once"].as_bool()), (Some("floor + map"), Some(true)));

@@ -27,7 +27,10 @@
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
 //! is shown as time, GB/s (10^9 bytes per second) and its ratio to the warm
-//! floor at the same thread count. Before timing, one untimed pass touches
+//! floor at the same thread count. The rows from `search + validate` on also
+//! show millions of valid URNs per second (every occurrence, repeats
+//! included), the rate in which dense inputs and URN datasets are judged:
+//! it does not move with how much other text surrounds the URNs. Before timing, one untimed pass touches
 //! every page, so the warm rows measure memory and compute, not page faults.
 //! `--floor` prints only the floor rows: the "program" to compare others to.
 //!
@@ -47,7 +50,7 @@ use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
-use urnscan::scan::DEFAULT_CHUNK_SIZE;
+use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
 use urnscan::{ExtractOptions, Scanner};
 
@@ -78,6 +81,8 @@ struct Row {
     /// What the phase counted (candidates, events, URNs, keys), to show the
     /// work was done; `None` for the floor.
     count: Option<(&'static str, u64)>,
+    /// Valid URNs the phase handled (rows from `search + validate` on).
+    urns: Option<u64>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
@@ -103,7 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for (threads, pool) in &pools {
         let threads = *threads;
-        let mut push = |phase, kernel, count, time| rows.push(Row { phase, kernel, threads, time, count });
+        let mut push = |phase, kernel, count, time| rows.push(Row { phase, kernel, threads, time, count, urns: None });
         push("floor", None, None, best_of(runs, || pool.install(|| floor(hay))).0);
         if let Some(path) = &args.file {
             let (time, mapped) = best_of(runs, || pool.install(|| mapped_floor(path)));
@@ -127,12 +132,15 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             let phase = if other.prefetches() { "search, prefetch" } else { "search, no prefetch" };
             push(phase, Some(other.kernel()), Some(("candidates", n)), time);
         }
-        let (time, n) = best_of(runs, || pool.install(|| count_events(&scanner, hay)));
-        push("search + validate", None, Some(("events", n)), time);
+        let (time, (n, urns)) = best_of(runs, || pool.install(|| count_events(&scanner, hay)));
+        let mut push = |phase, count, time| {
+            rows.push(Row { phase, kernel: None, threads, time, count: Some(count), urns: Some(urns) })
+        };
+        push("search + validate", ("events", n), time);
         let (time, n) = best_of(runs, || pool.install(|| key_table(&scanner, hay).len() as u64));
-        push("+ dedup", None, Some(("unique", n)), time);
+        push("+ dedup", ("unique", n), time);
         let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay)));
-        push("+ sort", None, Some(("unique", n)), time);
+        push("+ sort", ("unique", n), time);
     }
     match args.format {
         BenchFormat::Text => print_table(&name, hay.len(), best, runs, &rows),
@@ -230,14 +238,16 @@ fn count_candidates(finder: UrnFinder, hay: &[u8]) -> u64 {
     chunks(hay.len()).map(|(s, e)| Candidates::new(finder, hay, s, e).count() as u64).sum()
 }
 
-/// Events of the whole buffer, scanned as `urnscan scan` scans a file.
-fn count_events(scanner: &Scanner, hay: &[u8]) -> u64 {
-    let mut events = 0;
+/// Events of the whole buffer, scanned as `urnscan scan` scans a file, and
+/// how many of them are URNs.
+fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
+    let (mut events, mut urns) = (0, 0);
     scanner.scan_windows(hay, WINDOW, |window| {
         events += window.len() as u64;
+        urns += window.iter().filter(|e| matches!(e, Event::Urn { .. })).count() as u64;
         true
     });
-    events
+    (events, urns)
 }
 
 /// The key table of the whole buffer, built as `scan --unique` builds it.
@@ -298,6 +308,11 @@ fn gbps(bytes: usize, time: Duration) -> f64 {
     bytes as f64 / time.as_secs_f64().max(1e-9) / 1e9
 }
 
+/// Valid URNs per second of a row that counts them.
+fn urns_per_second(row: &Row) -> Option<f64> {
+    row.urns.map(|n| n as f64 / row.time.as_secs_f64().max(1e-9))
+}
+
 fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Row]) {
     println!("input:  {name}, {} bytes", thousands(bytes as u64));
     let prefetch = if finder.prefetches() { "on" } else { "off" };
@@ -306,12 +321,16 @@ fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[R
         finder.kernel().name()
     );
     println!();
-    println!("{:<28} {:>7} {:>11} {:>8} {:>9}  counted", "phase", "threads", "time", "GB/s", "x floor");
+    println!(
+        "{:<28} {:>7} {:>11} {:>8} {:>9} {:>10}  counted",
+        "phase", "threads", "time", "GB/s", "x floor", "M URNs/s"
+    );
     for row in rows {
         let ratio = row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64();
+        let rate = urns_per_second(row).map_or(String::new(), |r| format!("{:.2}", r / 1e6));
         let counted = row.count.map_or(String::new(), |(what, n)| format!("{} {what}", thousands(n)));
         let line = format!(
-            "{:<28} {:>7} {:>8.1} ms {:>8.2} {:>9.2}  {counted}",
+            "{:<28} {:>7} {:>8.1} ms {:>8.2} {:>9.2} {rate:>10}  {counted}",
             label(row),
             row.threads,
             row.time.as_secs_f64() * 1e3,
@@ -335,6 +354,8 @@ fn print_json(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Ro
                 "ratio_to_floor": row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64(),
                 "counted": row.count.map(|(what, _)| what),
                 "count": row.count.map(|(_, n)| n),
+                "urns": row.urns,
+                "urns_per_second": urns_per_second(row),
             })
         })
         .collect();
