@@ -182,6 +182,9 @@ impl Arena {
             let mut at = if n == first { first_at } else { 0 };
             std::iter::from_fn(move || {
                 let bytes = block.get(at..).filter(|b| !b.is_empty())?;
+                if let Some(ahead) = bytes.get(WALK_AHEAD) {
+                    prefetch(ahead);
+                }
                 let header = Header::decode(bytes);
                 let offset = (n * BLOCK_BYTES + at) as u64;
                 at += header.size();
@@ -194,6 +197,15 @@ impl Arena {
         self.blocks.iter().map(Vec::capacity).sum::<usize>() + self.blocks.capacity() * std::mem::size_of::<Vec<u8>>()
     }
 }
+
+/// How far ahead of the entry it reads an in-order walk of the arena
+/// ([`Arena::entries_from`]) prefetches, in bytes: four cache lines, a few
+/// entries. One walk alone is a stream the hardware prefetcher follows, but
+/// the first-seen output of `urnscan dedup` merges the walks of 64 tables,
+/// each a step at a time, more streams than it tracks: there every entry
+/// was a cache miss (the header's first read, 5.5 % of `dedup -q -j1` on
+/// the 10 M line dataset).
+const WALK_AHEAD: usize = 256;
 
 /// One occurrence for [`KeyTable::insert_batch`], with its key's
 /// [`key_hash`].
