@@ -29,9 +29,10 @@
 //! is shown as time, GB/s (10^9 bytes per second) and its ratio to the warm
 //! floor at the same thread count. The rows from `search + validate` on also
 //! show millions of valid URNs per second (every occurrence, repeats
-//! included), the rate in which dense inputs and URN datasets are judged:
-//! it does not move with how much other text surrounds the URNs. Before timing, one untimed pass touches
-//! every page, so the warm rows measure memory and compute, not page faults.
+//! included): the measure for dense inputs and URN datasets, since it does
+//! not depend on how much other text surrounds the URNs. Before timing, one
+//! untimed pass touches every page, so the warm rows measure memory and
+//! compute, not page faults.
 //! `--floor` prints only the floor rows: the "program" to compare others to.
 //!
 //! Parallel rows split the input in [`DEFAULT_CHUNK_SIZE`] chunks, as the
