@@ -11,8 +11,11 @@
 #
 # Every workload is first checked against the generator's ground truth (the
 # URNs urnscan reports are exactly the planted ones, offset by offset, and
-# the unique/valid counts match), then page-cached, then timed. One table
-# is printed at the end (and written to DIR/results.md):
+# the unique/valid counts match), then timed, with the file read into the
+# page cache again before every run (hyperfine's --prepare): on some
+# machines the cache is dropped from outside between runs, and a run that
+# reads the disk measures the disk. One table is printed at the end (and
+# written to DIR/results.md):
 #
 #   median time (hyperfine, or a /usr/bin/time loop), GB/s, million URNs (or
 #   lines) per second, ratio to the floor, ratio to the fastest urnscan row
@@ -188,6 +191,7 @@ add_row() { # workload, name, class (j1 | jN | peer), command
 }
 
 floor_of() { # file, threads -> seconds of "floor + map"
+    cat "$1" > /dev/null
     "$bin" bench --floor --format json --runs 5 -j "$threads" "$1" |
         jq --argjson t "$2" '.rows[] | select(.phase == "floor + map" and .threads == $t) | .seconds'
 }
@@ -198,20 +202,23 @@ time_workload() {
     local w=$1 file=$2 i
     local idx=()
     for i in "${!row_workload[@]}"; do [[ ${row_workload[$i]} == "$w" ]] && idx+=("$i"); done
-    cat "$file" > /dev/null # page-cache it
+    local prepare="cat $(printf %q "$file") > /dev/null" # page-cache it before every run
+    bash -c "$prepare"
     load_notes+=("$w: $(uptime | sed 's/.*load average/load average/')")
     note "timing $w ($(uptime | sed 's/.*load average/load average/'))"
     local medians=()
     if [[ $have_hyperfine == 1 ]]; then
         local args=()
         for i in "${idx[@]}"; do args+=(-n "${row_name[$i]}" "${row_cmd[$i]}"); done
-        hyperfine --style basic --warmup 1 --runs "$runs" --export-json "$dir/$w.hyperfine.json" "${args[@]}" >&2
+        hyperfine --style basic --warmup 1 --runs "$runs" --prepare "$prepare" \
+            --export-json "$dir/$w.hyperfine.json" "${args[@]}" >&2
         mapfile -t medians < <(jq '.results[].median' "$dir/$w.hyperfine.json")
     else
         for i in "${idx[@]}"; do
             local times=() r
             bash -c "${row_cmd[$i]}" > /dev/null 2>&1 || true # warm-up
             for ((r = 0; r < runs; r++)); do
+                bash -c "$prepare"
                 /usr/bin/time -f %e -o "$dir/time.out" bash -c "${row_cmd[$i]}" > /dev/null 2>&1 || true
                 times+=("$(tail -1 "$dir/time.out")")
             done
@@ -220,6 +227,7 @@ time_workload() {
     fi
     local k=0
     for i in "${idx[@]}"; do
+        bash -c "$prepare"
         /usr/bin/time -v -o "$dir/rss.out" bash -c "${row_cmd[$i]}" > "$dir/out.txt" 2> /dev/null || true
         local rss out_lines
         rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$dir/rss.out")
@@ -340,9 +348,9 @@ done
     echo
     echo "* in-process, best of 5 (urnscan bench --floor: fresh mmap, read every byte, unmap)."
     echo "floor process: urnscan bench --floor --once (map, read every byte, unmap, exit), timed like every row."
-    echo "Runs: hyperfine=$have_hyperfine, $runs runs after 1 warm-up; x floor against the floor process at the"
-    echo "row's thread count (peers: 1 thread), x floor in-process against the * rows; M URNs/s counts valid"
-    echo "URNs (dataset: valid lines)."
+    echo "Runs: hyperfine=$have_hyperfine, $runs runs after 1 warm-up, the file read into the page cache before"
+    echo "each; x floor against the floor process at the row's thread count (peers: 1 thread), x floor"
+    echo "in-process against the * rows; M URNs/s counts valid URNs (dataset: valid lines)."
     printf 'Load while timing: %s\n' "${load_notes[@]}"
     # The peers' heaps follow the system's huge-page setting (urnscan turns
     # them off for its own): `sort -u` spends several times the system time
