@@ -9,12 +9,14 @@
 # order rotating from round to round, so a slow minute is shared by all
 # of them; the medians over rounds are then compared.
 #
-#   benches/ab.sh [--rounds N] [--warmup N] LABEL=COMMAND [LABEL=COMMAND ...]
+#   benches/ab.sh [--rounds N] [--warmup N] [--prepare CMD] LABEL=COMMAND ...
 #
 # Each COMMAND runs through `bash -c` with stdout and stderr discarded; an
 # exit code above 1 (urnscan's and grep's "error"; 1 is "nothing found") is
 # reported and stops the run. Printed per label: min, median and max wall
 # time in ms over the rounds, and the median's ratio to the first label's.
+# --prepare CMD runs, untimed, before every run (as hyperfine's does): for
+# example `cat FILE > /dev/null` where the page cache drains between runs.
 #
 # Example: two builds of urnscan on the 1 GiB text of compare.sh,
 #   benches/ab.sh --rounds 11 \
@@ -24,11 +26,13 @@ set -euo pipefail
 
 rounds=9
 warmup=1
+prepare=
 while [[ $# -gt 0 ]]; do
     case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prepare) prepare=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -58,6 +62,10 @@ declare -a times
 
 run_once() { # index -> wall ms on stdout
     local start end status
+    if [[ -n $prepare ]] && ! bash -c "$prepare" > /dev/null 2>&1; then
+        echo "ab.sh: --prepare failed: $prepare" >&2
+        exit 2
+    fi
     start=$(date +%s%N)
     status=0
     bash -c "${commands[$1]}" > /dev/null 2>&1 || status=$?
