@@ -548,7 +548,6 @@ impl KeyTable {
     }
 }
 
-/// Puts `slot` in the first empty slot of `index` from `home` on.
 /// `len` empty slots, written rather than allocated zeroed. `put` reads
 /// a slot before it writes one, and a read is the first touch of a fresh
 /// page of an allocation the OS zeroed: it maps the shared zero page, and
@@ -563,6 +562,7 @@ fn written_zeros(len: usize) -> Vec<u64> {
     index
 }
 
+/// Puts `slot` in the first empty slot of `index` from `home` on.
 fn put(index: &mut [u64], home: usize, slot: u64) {
     let mask = index.len() - 1;
     let mut i = home;
