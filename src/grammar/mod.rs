@@ -169,7 +169,8 @@ struct Walker<'a, const PREFIX: bool> {
     runs: ClassRun,
     /// The parts found so far.
     parts: Parts,
-    /// A copy of `parts` at the last accepting position (with `PREFIX`).
+    /// A copy of `parts` at the last accepting position: with `PREFIX`,
+    /// taken at each one; without, once, when the whole input is a URN.
     accept: Option<Parts>,
 }
 
