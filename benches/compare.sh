@@ -19,7 +19,9 @@
 #
 #   median time (hyperfine, or a /usr/bin/time loop), GB/s, million URNs (or
 #   lines) per second, ratio to the floor, ratio to the fastest urnscan row
-#   of the workload, peak RSS (one separate /usr/bin/time -v run).
+#   of the workload that lists or deduplicates (not `scan --count`, which
+#   only counts, as `rg -c` does: compare those two rows with each other),
+#   peak RSS (one separate /usr/bin/time -v run).
 #
 # The floor comes two ways. The floor process, `urnscan bench --floor --once`
 # (map the file, read every byte, unmap, exit), is timed like every other
@@ -100,6 +102,8 @@ have_grep_p=0
 if echo urn:ab:c | grep -qP 'urn:' 2> /dev/null; then have_grep_p=1; else note "grep -P is not supported by this grep: its row is skipped"; fi
 have_once=0
 if "$bin" bench --help 2> /dev/null | grep -q -- --once; then have_once=1; else note "this urnscan has no 'bench --floor --once': the floor-process rows are skipped"; fi
+have_count=0
+if "$bin" scan --help 2> /dev/null | grep -q -- --count; then have_count=1; else note "this urnscan has no 'scan --count': its rows are skipped"; fi
 have_dedup=0
 if "$bin" dedup --help > /dev/null 2>&1; then have_dedup=1; else note "this urnscan has no 'dedup' subcommand: the (c) dedup rows are skipped"; fi
 
@@ -130,12 +134,12 @@ generate() { # name, then urnscan gen arguments
 }
 
 # (a) and (b): every reported URN equals the planted one at the same offset,
-# and the --stats counts equal the truth's planted and distinct-key counts.
+# and the --stats counts (and --count) equal the truth's planted and distinct-key counts.
 check_text() { # workload, file name
     local w=$1
     shift
     local file=$dir/$1 truth=$dir/$1.truth.tsv
-    local stats valid unique want_valid want_unique
+    local stats valid unique want_valid want_unique counted
     stats=$("$bin" scan --stats --format json "$file")
     valid=$(jq .valid <<< "$stats")
     unique=$(jq .unique <<< "$stats")
@@ -143,6 +147,10 @@ check_text() { # workload, file name
     want_unique=$(cut -f3 "$truth" | LC_ALL=C sort -u | wc -l)
     [[ $valid == "$want_valid" && $unique == "$want_unique" ]] ||
         die "$1: urnscan found $valid URNs / $unique unique, the truth has $want_valid / $want_unique"
+    if [[ $have_count == 1 ]]; then
+        counted=$("$bin" scan --count "$file")
+        [[ $counted == "$want_valid" ]] || die "$1: urnscan scan --count says $counted, the truth has $want_valid URNs"
+    fi
     if [[ $full_check == 1 ]]; then
         cmp -s <("$bin" scan "$file") <(awk -F'\t' '{ print $1 ":" $2 }' "$truth") ||
             die "$1: urnscan's offsets and URNs differ from the truth (compare: $bin scan $file vs cut -f1,2 $truth)"
@@ -280,6 +288,8 @@ if wants a; then
     f=$dir/$text
     floor_process_rows a "$f"
     urnscan_rows a "$f" scan --unique --stats
+    # Counting, the like-for-like of `rg -c` (which counts matching lines).
+    [[ $have_count == 1 ]] && urnscan_rows a "$f" scan --count
     if [[ $have_rg == 1 ]]; then
         add_row a "rg -o -i -a RE | sort -u" peer "rg -o -i -a '$re_pcre' $f | LC_ALL=C sort -u"
         add_row a "rg -c -i urn:" peer "rg -c -i urn: $f"
@@ -323,7 +333,7 @@ done
         awk -F'\t' -v w="$w" -v bytes="${bytes[$w]}" -v urns="${urns[$w]:-0}" '
             $1 == w { name[NR] = $2; class[NR] = $3; t[NR] = $4; rss[NR] = $5; out[NR] = $6; order[++n] = NR
                       if ($2 ~ /^floor/) floor[$3] = $4
-                      else if ($2 ~ /^urnscan/ && (best == "" || $4 < best)) best = $4 }
+                      else if ($2 ~ /^urnscan/ && $2 !~ /--count/ && (best == "" || $4 < best)) best = $4 }
             END {
                 label["a"] = "(a) text 200/MiB"; label["b"] = "(b) dense 5000/MiB"; label["c"] = "(c) dataset"
                 for (k = 1; k <= n; k++) {

@@ -5,9 +5,10 @@
 //! its file, scans it in parallel chunks ([`Scanner::scan`]), and, when keys
 //! are wanted, turns its URNs into [`KeyBatch`]es (key written and hashed,
 //! filed by shard). The calling thread then consumes the batch in input
-//! order — events to the sink, totals added — and the batch's keys enter
-//! the run's [`ShardedTable`] in one parallel pass, a task per shard, so
-//! output never depends on scheduling and no key is inserted twice.
+//! order — events to the sink, then each input's counts, totals added —
+//! and the batch's keys enter the run's [`ShardedTable`] in one parallel
+//! pass, a task per shard, so output never depends on scheduling and no
+//! key is inserted twice.
 //! Files larger than a window and streams (stdin, pipes) are scanned on the
 //! calling thread a window or block at a time, each still in parallel
 //! chunks, with the same two key phases per window.
@@ -171,6 +172,14 @@ pub trait Sink {
     fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()>;
     /// An input that could not be read.
     fn input_error(&mut self, error: &InputError) -> io::Result<()>;
+    /// `file` was scanned as far as it could be read: its own counts
+    /// (`files` is 1), after its URNs and rejected candidates and before
+    /// any error about it. Not called for inputs that could not be opened
+    /// or were skipped. The default does nothing.
+    fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+        let _ = (file, totals);
+        Ok(())
+    }
 }
 
 /// The result of a run.
@@ -541,6 +550,7 @@ impl Consumer<'_> {
                 scanned.events = Vec::new();
                 scanned.parts = Vec::new();
                 self.outcome.totals.add(&scanned.totals);
+                self.sink.input_done(file, &scanned.totals)?;
                 let changed = scanned.changed;
                 if !scanned.keys.is_empty() {
                     self.pending.push(*scanned);
@@ -719,6 +729,7 @@ fn scan_large(
     }
     advance(opts, totals.bytes.saturating_sub(counted));
     outcome.totals.add(&totals);
+    sink.input_done(file, &totals)?;
     if whole.changed_during_use() {
         outcome.totals.errors += 1;
         sink.input_error(&changed_error(file.name))?;
@@ -773,13 +784,12 @@ fn scan_stream(
         advance(opts, bytes.saturating_sub(reported));
         totals.bytes = bytes;
     });
-    match result.and_then(|()| reader.finish()) {
-        Ok(()) => {
-            outcome.totals.add(&totals);
-            Ok(())
-        }
+    let ended = result.and_then(|()| reader.finish());
+    outcome.totals.add(&totals);
+    sink.input_done(file, &totals)?;
+    match ended {
+        Ok(()) => Ok(()),
         Err(error) => {
-            outcome.totals.add(&totals);
             outcome.totals.errors += 1;
             sink.input_error(&InputError { path: file.name.to_owned(), error })
         }
@@ -839,6 +849,55 @@ mod tests {
         }
         fn input_error(&mut self, _: &InputError) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    /// What a sink sees of a run, in order: `urn NAME OFFSET`, `done NAME
+    /// VALID INVALID`, `error PATH`.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+
+    impl Sink for Seen {
+        fn urn(&mut self, file: FileRef<'_>, offset: u64, _: &Urn<'_>) -> io::Result<()> {
+            self.0.push(format!("urn {} {offset}", file.name.rsplit('/').next().unwrap_or_default()));
+            Ok(())
+        }
+        fn rejected(&mut self, _: FileRef<'_>, _: u64, _: &[u8], _: &UrnError) -> io::Result<()> {
+            Ok(())
+        }
+        fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+            self.0.push(format!("error {}", error.path.rsplit('/').next().unwrap_or_default()));
+            Ok(())
+        }
+        fn input_done(&mut self, file: FileRef<'_>, t: &Totals) -> io::Result<()> {
+            let name = file.name.rsplit('/').next().unwrap_or_default();
+            self.0.push(format!("done {name} {} {} {}", t.files, t.valid, t.invalid()));
+            Ok(())
+        }
+    }
+
+    /// Each input's own counts reach the sink once, in input order, after
+    /// its URNs; a missing input gets an error instead.
+    #[test]
+    fn each_input_is_done_in_order_with_its_own_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "urn:ab:c and urn:a:b, URN:AB:C\n").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "nothing\n").unwrap();
+        let paths: Vec<PathBuf> = ["a.txt", "gone.txt", "b.txt"].iter().map(|n| dir.path().join(n)).collect();
+        let runs = [(false, false), (true, true), (false, true)]
+            .into_iter()
+            .flat_map(|ke| [MmapPolicy::Always, MmapPolicy::Never, MmapPolicy::Auto].map(|m| (ke, m)));
+        for ((keys, events), mmap) in runs {
+            let opts = JobOptions { keys, events, mmap, ..JobOptions::default() };
+            let mut seen = Seen::default();
+            let outcome = run(&paths, &opts, &mut seen).unwrap();
+            let mut want =
+                vec!["urn a.txt 0", "urn a.txt 22", "done a.txt 1 2 1", "error gone.txt", "done b.txt 1 0 0"];
+            if !events {
+                want.retain(|line| !line.starts_with("urn"));
+            }
+            assert_eq!(seen.0, want, "keys {keys}, events {events}, {mmap:?}");
+            assert_eq!((outcome.totals.valid, outcome.totals.errors), (2, 1));
         }
     }
 

@@ -108,6 +108,60 @@ fn stats_json_object() {
     assert!(v["elapsed_s"].is_f64());
 }
 
+/// `--count` on the corpus above, files in name order: a.txt holds
+/// `URN:isbn:1` and `urn:zz:q` (its `.` trimmed), b.txt three URNs,
+/// sub/c.txt `urn:ab:%2C` and `urn:a:b`, which is rejected (RFC 8141: a NID
+/// has 2 to 32 characters); e.txt holds none and is left out.
+#[test]
+fn count_per_input() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    fs::write(dir.path().join("e.txt"), "no identifiers, return:x\n").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = urnscan_in(&["scan", "--count", d], b"");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o), format!("{d}/a.txt:2\n{d}/b.txt:3\n{d}/sub/c.txt:1\n"));
+    let o = urnscan_in(&["scan", "-c", "--invalid", d], b"");
+    assert_eq!(text(&o), format!("{d}/sub/c.txt:1\n"));
+    let o = urnscan_in(&["scan", "-c", "--format", "jsonl", d], b"");
+    let rows: Vec<serde_json::Value> = text(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[1], serde_json::json!({"path": format!("{d}/b.txt"), "count": 3}));
+    let o = urnscan_in(&["scan", "-c", "--format", "csv", d], b"");
+    assert_eq!(text(&o), format!("path,count\n{d}/a.txt,2\n{d}/b.txt,3\n{d}/sub/c.txt,1\n"));
+    // One input: the number alone, 0 too (with status 1: nothing found).
+    let o = urnscan_in(&["scan", "-c", &format!("{d}/b.txt")], b"");
+    assert_eq!((text(&o).as_str(), o.status.code()), ("3\n", Some(0)));
+    let o = urnscan_in(&["scan", "-c", &format!("{d}/e.txt")], b"");
+    assert_eq!((text(&o).as_str(), o.status.code()), ("0\n", Some(1)));
+    let o = urnscan_in(&["scan", "-c"], b"urn:ab:c, URN:AB:C and urn:a:b\n");
+    assert_eq!(text(&o), "2\n");
+    let o = urnscan_in(&["scan", "-c", "--format", "jsonl"], b"urn:ab:c\n");
+    assert_eq!(text(&o), "{\"path\":\"-\",\"count\":1}\n");
+}
+
+#[test]
+fn count_reports_unreadable_inputs_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("ok.txt");
+    fs::write(&ok, "urn:ab:c urn:ab:d\n").unwrap();
+    let missing = dir.path().join("missing.txt");
+    let o = urnscan_in(&["scan", "--count", missing.to_str().unwrap(), ok.to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(text(&o), format!("{}:2\n", ok.display()));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.txt"));
+}
+
+#[test]
+fn count_is_not_combined_with_unique_or_stats() {
+    for other in ["--unique", "--stats"] {
+        let o = urnscan_in(&["scan", "--count", other], b"urn:ab:c\n");
+        assert_eq!(o.status.code(), Some(2), "{other}");
+        assert!(o.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{other}");
+    }
+}
+
 #[test]
 fn same_output_for_every_thread_count_and_mmap_policy() {
     let dir = tempfile::tempdir().unwrap();
@@ -118,7 +172,9 @@ fn same_output_for_every_thread_count_and_mmap_policy() {
     fs::write(dir.path().join("big.log"), &big).unwrap();
     corpus(dir.path());
     let d = dir.path().to_str().unwrap();
-    for mode in [&["scan", d][..], &["scan", "--unique", d], &["scan", "--stats", "--format", "json", d]] {
+    let modes =
+        [&["scan", d][..], &["scan", "--unique", d], &["scan", "--stats", "--format", "json", d], &["scan", "-c", d]];
+    for mode in modes {
         let run = |extra: &[&str]| {
             let mut args = mode.to_vec();
             args.extend_from_slice(extra);

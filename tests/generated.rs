@@ -57,6 +57,13 @@ fn scanned(args: &[&str]) -> Vec<(u64, String, String)> {
         .collect()
 }
 
+/// What `scan --count` prints for one input.
+fn count(args: &[&str]) -> usize {
+    let o = urnscan(args);
+    assert!(o.status.code().is_some_and(|c| c < 2), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap().trim_end().parse().unwrap()
+}
+
 #[test]
 fn planted_urns_are_found_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,12 +79,19 @@ fn planted_urns_are_found_exactly() {
             let mut args = vec!["scan", "--format", "jsonl", corpus.as_str()];
             args.extend_from_slice(extra);
             assert_eq!(scanned(&args), truth, "{size} {density} {extra:?}");
+            let mut args = vec!["scan", "--count", corpus.as_str()];
+            args.extend_from_slice(extra);
+            assert_eq!(count(&args), truth.len(), "--count {size} {density} {extra:?}");
         }
         let distinct: BTreeSet<&str> = truth.iter().map(|(_, _, k)| k.as_str()).collect();
         let o = urnscan(&["scan", "--stats", "--format", "json", &corpus]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["unique"].as_u64().unwrap() as usize, distinct.len());
         assert_eq!(v["valid"].as_u64().unwrap() as usize, truth.len());
+        // The decoys the generator plants are rejected candidates.
+        let invalid = v["invalid"].as_u64().unwrap() as usize;
+        assert!(invalid > 0);
+        assert_eq!(count(&["scan", "--count", "--invalid", &corpus]), invalid);
     }
 }
 
@@ -99,6 +113,16 @@ fn stdin_stream_equals_file_scan() {
             (v["offset"].as_u64().unwrap(), v["urn"].as_str().unwrap().to_owned())
         })
         .collect();
+    // Larger than a window: files are scanned a window at a time.
+    for jobs in ["-j1", "-j2"] {
+        assert_eq!(count(&["scan", "--count", jobs, &corpus]), truth.len(), "{jobs}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["scan", "--count"])
+        .stdin(std::fs::File::open(&corpus).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), format!("{}\n", truth.len()));
     let expected: Vec<(u64, String)> = truth.into_iter().map(|(o, u, _)| (o, u)).collect();
     assert_eq!(from_stdin, expected);
 }

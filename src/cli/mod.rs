@@ -203,6 +203,7 @@ Examples:
   urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
+  urnscan scan --count dump/                how many URNs each file holds (path:count)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
 
@@ -221,6 +222,12 @@ pub struct ScanArgs {
     /// Per-NID statistics and totals.
     #[arg(short, long)]
     stats: bool,
+    /// Only count, as `grep -c` does: the number of URNs of each input as
+    /// `path:count` (inputs with none left out), or the number alone for a
+    /// single input (0 too). With --invalid, counts the rejected
+    /// candidates instead.
+    #[arg(short, long, conflicts_with_all = ["unique", "stats"])]
+    count: bool,
     /// List candidates that are not valid URNs (path, offset, kind, text).
     #[arg(long)]
     invalid: bool,

@@ -1,6 +1,6 @@
 //! `urnscan scan`: find URNs in files, directories or stdin, and print every
-//! occurrence, the unique URNs, per-NID statistics or the rejected
-//! candidates.
+//! occurrence, the unique URNs, per-NID statistics, the rejected candidates
+//! or only how many of them each input holds.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -38,7 +38,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         },
         walk,
         keys: args.unique || args.stats,
-        events: !(args.unique || args.stats) || args.invalid,
+        // Counting needs only the totals of each input.
+        events: !args.count && (!(args.unique || args.stats) || args.invalid),
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
         progress: progress.counter(),
         decompress: args.inputs.decompress,
@@ -53,7 +54,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         with_path: !single_input(args),
         mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
         header_done: false,
-        quiet: args.unique || args.stats,
+        quiet: args.unique || args.stats || args.count,
+        count: args.count,
         ui,
         progress: &progress,
     };
@@ -108,12 +110,23 @@ struct Printer<'p, W: Write> {
     header_done: bool,
     /// Occurrences are not printed (unique/stats runs).
     quiet: bool,
+    /// Only each input's count is printed (`--count`).
+    count: bool,
     ui: Ui,
     /// Input errors on stderr are written around it.
     progress: &'p Progress,
 }
 
 impl<W: Write> Printer<'_, W> {
+    /// `path:` before a text record, unless there is only one input.
+    fn path_prefix(&mut self, path: &str) -> io::Result<()> {
+        if self.with_path {
+            self.out.write_all(path.as_bytes())?;
+            self.out.write_all(b":")?;
+        }
+        Ok(())
+    }
+
     fn header(&mut self, header: &str) -> io::Result<()> {
         if self.format == Format::Csv && !self.header_done {
             self.header_done = true;
@@ -178,10 +191,7 @@ impl<W: Write> Sink for Printer<'_, W> {
         self.header("path,offset,urn,key,nid")?;
         match self.format {
             Format::Text => {
-                if self.with_path {
-                    self.out.write_all(file.name.as_bytes())?;
-                    self.out.write_all(b":")?;
-                }
+                self.path_prefix(file.name)?;
                 write_u64(&mut self.out, offset)?;
                 self.out.write_all(b":")?;
                 self.out.write_all(urn.as_bytes())?;
@@ -234,6 +244,31 @@ impl<W: Write> Sink for Printer<'_, W> {
                 let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
                 writeln!(self.out, "{}", line.join(","))
             }
+        }
+    }
+
+    fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+        if !self.count {
+            return Ok(());
+        }
+        let n = if self.mode == Mode::Invalid { totals.invalid() } else { totals.valid };
+        // As `rg -c`: of many inputs, only those with something to count.
+        if n == 0 && self.with_path {
+            return Ok(());
+        }
+        self.header("path,count")?;
+        match self.format {
+            Format::Text => {
+                self.path_prefix(file.name)?;
+                write_u64(&mut self.out, n)?;
+                self.out.write_all(b"\n")
+            }
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"path\":")?;
+                json_str(&mut self.out, file.name)?;
+                writeln!(self.out, ",\"count\":{n}}}")
+            }
+            Format::Csv => writeln!(self.out, "{},{n}", csv_field(file.name)),
         }
     }
 
