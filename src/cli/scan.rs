@@ -108,7 +108,7 @@ struct Printer<'p, W: Write> {
     with_path: bool,
     mode: Mode,
     header_done: bool,
-    /// Occurrences are not printed (unique/stats runs).
+    /// Occurrences are not printed (unique, stats and count runs).
     quiet: bool,
     /// Only each input's count is printed (`--count`).
     count: bool,
