@@ -140,6 +140,9 @@ fn binary_file_with_nul_bytes() {
     let out = stdout(&o);
     assert!(out.starts_with(&format!("{}:{bad}:nss-bad-char\t", arg(&path))), "{out:?}");
     assert_eq!(out.lines().count(), 1, "{out:?}");
+
+    assert_eq!(stdout(&run(&["scan", "--count", arg(&path)])), "3\n");
+    assert_eq!(stdout(&run(&["scan", "--count", "--invalid", arg(&path)])), "1\n");
 }
 
 #[test]
@@ -215,6 +218,9 @@ fn large_file_without_newline() {
         assert_eq!(o.status.code(), Some(0), "--mmap {mmap}: {}", stderr(&o));
         assert_eq!(stdout(&o), expected, "--mmap {mmap}");
         assert!(o.stderr.is_empty(), "--mmap {mmap}: {}", stderr(&o));
+        // Counting keeps whole windows: every URN across their borders counts once.
+        let o = run(&["scan", "--count", "--mmap", mmap, arg(&path)]);
+        assert_eq!(stdout(&o), format!("{}\n", expected.lines().count()), "--count --mmap {mmap}");
     }
 }
 
@@ -382,6 +388,15 @@ fn empty_file() {
     for o in [run(&["scan", "/dev/null"]), urnscan().arg("scan").stdin(Stdio::null()).output().unwrap()] {
         assert_eq!(o.status.code(), Some(1));
         assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{}", stderr(&o));
+    }
+    // Counted, each is one input holding none.
+    for o in [
+        run(&["scan", "--count", arg(&path)]),
+        run(&["scan", "--count", "--mmap", "always", arg(&path)]),
+        run(&["scan", "--count", "/dev/null"]),
+        urnscan().args(["scan", "--count"]).stdin(Stdio::null()).output().unwrap(),
+    ] {
+        assert_eq!((stdout(&o).as_str(), o.status.code()), ("0\n", Some(1)), "{}", stderr(&o));
     }
 }
 
@@ -674,11 +689,12 @@ fn output_to_dev_full() {
     let dir = tempfile::tempdir().unwrap();
     let many = write(dir.path(), "many.txt", &b"urn:ab:c ".repeat(200_000));
     let one = write(dir.path(), "one.txt", b"urn:ab:c\n");
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 5] = [
         &["scan", arg(&many)],
         &["scan", arg(&one)],
         &["scan", "--stats", arg(&one)],
         &["scan", "--unique", arg(&many)],
+        &["scan", "--count", arg(&one)],
     ];
     for args in cases {
         let o = urnscan().args(args).stdout(full.try_clone().unwrap()).output().unwrap();
