@@ -98,7 +98,7 @@ fn fill_batch(keys: &[(u64, Vec<u8>)]) -> KeyTable {
     let at = |i: usize| Position { file: 0, offset: i as u64 };
     let index: Vec<usize> = (0..keys.len()).collect();
     let view = |&i: &usize| Some(Occurrence { hash: keys[i].0, key: &keys[i].1, raw: &keys[i].1, at: at(i) });
-    table.insert_batch(&index, view, |_| true);
+    table.insert_batch(&index, view, |_, _, _| true);
     table
 }
 

@@ -863,7 +863,7 @@ fn fill_partition(table: &mut KeyTable, p: usize, block: &[u8], outs: &[ChunkOut
             };
             Some(Occurrence { hash: rec.hash, key, raw, at: Position { file, offset: base + u64::from(rec.line) } })
         };
-        table.insert_batch(&out.parts[p], view, |_| true);
+        table.insert_batch(&out.parts[p], view, |_, _, _| true);
     }
 }
 

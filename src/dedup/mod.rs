@@ -126,8 +126,8 @@ impl ShardedTable {
                 batch.occurrences(s, hay, &mut stream);
             }
             let scratch = RefCell::new(Vec::new());
-            let accept = |(o, recheck): &(Occurrence<'_>, Option<Grammar>)| {
-                recheck.is_none_or(|g| still_consistent(o.raw, o.key, o.hash, g, &mut scratch.borrow_mut()))
+            let accept = |(o, recheck): &(Occurrence<'_>, Option<Grammar>), key: &[u8], raw: &[u8]| {
+                recheck.is_none_or(|g| still_consistent(raw, key, o.hash, g, &mut scratch.borrow_mut()))
             };
             shard.insert_batch(&stream, |(o, _)| Some(*o), accept);
         });

@@ -65,6 +65,9 @@ pub struct KeyTable {
     overflow: HashMap<u64, u64, FixedState>,
     /// The entry being written, and its delta.
     scratch: (Vec<u8>, Vec<u8>),
+    /// The key and raw form about to be stored, copied once (see
+    /// [`KeyTable::insert_if`]).
+    copy: Vec<u8>,
 }
 
 /// Index slots: 0 is empty, otherwise the tag in the top 24 bits and the
@@ -268,14 +271,22 @@ impl KeyTable {
     /// [`KeyTable::insert`] with `hash` = [`key_hash`]`(key)` already
     /// computed.
     pub fn insert_hashed(&mut self, hash: u64, key: &[u8], raw: &[u8], at: Position, count: u64) {
-        self.insert_if(hash, key, raw, at, count, || true);
+        self.insert_if(hash, key, raw, at, count, |_, _| true);
     }
 
     /// [`KeyTable::insert_hashed`], except that a new key, or a new
-    /// first-seen form, is stored only if `accept()` agrees. Bytes that
-    /// come from a shared file mapping can change under us (a concurrent
-    /// writer); `accept` checks them again before anything is kept, once
-    /// per distinct key rather than once per occurrence.
+    /// first-seen form, is stored only if `accept(key, raw)` agrees. Bytes
+    /// that come from a shared file mapping can change under us (a
+    /// concurrent writer); `accept` checks them again before anything is
+    /// kept, once per distinct key rather than once per occurrence.
+    ///
+    /// What is stored is read from `key` and `raw` once: `accept` is handed
+    /// a copy, and that copy is what the entry is written from. Encoding
+    /// reads the raw form several times (comparing it with the key, then
+    /// listing the letters whose case differs), and two reads of a changing
+    /// mapping need not agree: an entry written from them could hold a
+    /// delta that does not fit its key, and printing it would then index
+    /// past the key (a panic), not only print a wrong form.
     pub fn insert_if(
         &mut self,
         hash: u64,
@@ -283,7 +294,7 @@ impl KeyTable {
         raw: &[u8],
         at: Position,
         count: u64,
-        accept: impl FnOnce() -> bool,
+        accept: impl FnOnce(&[u8], &[u8]) -> bool,
     ) {
         if (self.len + 1) * 4 > self.index.len() * 3 {
             self.grow();
@@ -291,29 +302,55 @@ impl KeyTable {
         match self.find(hash, key) {
             Ok((slot, header)) => {
                 self.add_count(Slot::offset(self.index[slot]), &header, count);
-                if at < header.first && accept() {
-                    self.replace(slot, raw, at);
+                if at < header.first {
+                    let (copy, raw_at) = self.copy_of(key, raw);
+                    let (key, raw) = (&copy[..key.len()], &copy[raw_at..]);
+                    if accept(key, raw) {
+                        self.replace(slot, raw, at);
+                    }
+                    self.copy = copy;
                 }
             }
-            Err(slot) if accept() => {
-                let offset = self.push_entry(key, raw, at, count);
-                self.index[slot] = Slot::pack(hash, offset);
-                self.len += 1;
+            Err(slot) => {
+                let (copy, raw_at) = self.copy_of(key, raw);
+                let (key, raw) = (&copy[..key.len()], &copy[raw_at..]);
+                if accept(key, raw) {
+                    let offset = self.push_entry(key, raw, at, count);
+                    self.index[slot] = Slot::pack(hash, offset);
+                    self.len += 1;
+                }
+                self.copy = copy;
             }
-            Err(_) => {}
         }
+    }
+
+    /// `key` then `raw` in the table's copy buffer, taken out of the table
+    /// while in use (and put back by the caller, to be reused). A key that
+    /// is the start of the raw form's own bytes (the usual case) is copied
+    /// with them, once.
+    fn copy_of(&mut self, key: &[u8], raw: &[u8]) -> (Vec<u8>, usize) {
+        let mut copy = std::mem::take(&mut self.copy);
+        copy.clear();
+        if raw.as_ptr() == key.as_ptr() && key.len() <= raw.len() {
+            copy.extend_from_slice(raw);
+            return (copy, 0);
+        }
+        copy.extend_from_slice(key);
+        copy.extend_from_slice(raw);
+        (copy, key.len())
     }
 
     /// Inserts one occurrence per item (`view` turns an item into its
     /// [`Occurrence`], or `None` to skip it), in order, as
-    /// [`KeyTable::insert_if`] with a count of 1 and `accept(item)`.
+    /// [`KeyTable::insert_if`] with a count of 1 and `accept(item, key,
+    /// raw)`.
     /// Same result as one call per item, but the memory the next items will
     /// need is prefetched while the current one is inserted.
     pub fn insert_batch<'a, T>(
         &mut self,
         items: &[T],
         view: impl Fn(&T) -> Option<Occurrence<'a>>,
-        accept: impl Fn(&T) -> bool,
+        accept: impl Fn(&T, &[u8], &[u8]) -> bool,
     ) {
         for (i, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(i + SLOT_AHEAD).and_then(&view) {
@@ -325,7 +362,7 @@ impl KeyTable {
                 self.prefetch_entry(ahead.hash);
             }
             if let Some(o) = view(item) {
-                self.insert_if(o.hash, o.key, o.raw, o.at, 1, || accept(item));
+                self.insert_if(o.hash, o.key, o.raw, o.at, 1, |key, raw| accept(item, key, raw));
             }
         }
     }
@@ -597,6 +634,47 @@ mod tests {
         e.raw.to_vec()
     }
 
+    /// What `accept` checks is what is stored, and both come from one read
+    /// of the caller's bytes: `accept` is handed a copy, not the caller's
+    /// memory (which, mapped, may change between two reads), and the entry
+    /// is written from that copy. A refused new key is not stored.
+    #[test]
+    fn accept_is_handed_the_copy_that_is_stored() {
+        let key = b"urn:ab:x".to_vec();
+        let outside = |bytes: &[u8]| {
+            let (k, r) = (key.as_ptr_range(), RAW.as_ptr_range());
+            !k.contains(&bytes.as_ptr()) && !r.contains(&bytes.as_ptr())
+        };
+        const RAW: &[u8] = b"URN:Ab:x?=q";
+        let mut t = KeyTable::new();
+        let mut seen = Vec::new();
+        t.insert_if(key_hash(&key), &key, RAW, at(0, 9), 1, |k, r| {
+            assert!(outside(k) && outside(r));
+            seen.push((k.to_vec(), r.to_vec()));
+            true
+        });
+        // An earlier occurrence: its raw form becomes the first-seen one.
+        t.insert_if(key_hash(&key), &key, &RAW[..8], at(0, 2), 1, |k, r| {
+            assert!(outside(k) && outside(r));
+            seen.push((k.to_vec(), r.to_vec()));
+            true
+        });
+        t.insert_if(key_hash(b"urn:ab:y"), b"urn:ab:y", b"urn:ab:y", at(0, 20), 1, |_, _| false);
+        // A key that is the start of the raw form's own bytes.
+        let line = b"urn:ab:z#f".to_vec();
+        t.insert_if(key_hash(&line[..8]), &line[..8], &line, at(0, 30), 1, |k, r| {
+            assert!(!line.as_ptr_range().contains(&k.as_ptr()) && !line.as_ptr_range().contains(&r.as_ptr()));
+            seen.push((k.to_vec(), r.to_vec()));
+            true
+        });
+        let want_seen =
+            [(key.clone(), RAW.to_vec()), (key.clone(), b"URN:Ab:x".to_vec()), (line[..8].to_vec(), line.clone())];
+        assert_eq!(seen, want_seen);
+        let entries: Vec<(Vec<u8>, Vec<u8>, u64, u64)> =
+            t.iter().map(|e| (e.key.to_vec(), raw(&e), e.count, e.first.offset)).collect();
+        assert_eq!(entries, [(key.clone(), b"URN:Ab:x".to_vec(), 2, 2), (line[..8].to_vec(), line.clone(), 1, 30)]);
+    }
+
     /// A table of (key, raw form, offset in file 0, count), inserted in order.
     fn table_of(occurrences: &[(&str, &str, u64, u64)]) -> KeyTable {
         let mut t = KeyTable::new();
@@ -777,7 +855,7 @@ mod tests {
                 let (key, raw, i) = &occ[n];
                 Some(Occurrence { hash: key_hash(key), key, raw, at: at(0, *i) })
             };
-            batch.insert_batch(&index, view, |_| true);
+            batch.insert_batch(&index, view, |_, _, _| true);
             let got: Vec<_> = batch.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, raw(e)))).collect();
             let single: Vec<_> = single.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, raw(e)))).collect();
             let want: Vec<_> = reference.into_iter().collect();
