@@ -303,41 +303,39 @@ impl KeyTable {
             Ok((slot, header)) => {
                 self.add_count(Slot::offset(self.index[slot]), &header, count);
                 if at < header.first {
-                    let (copy, raw_at) = self.copy_of(key, raw);
-                    let (key, raw) = (&copy[..key.len()], &copy[raw_at..]);
-                    if accept(key, raw) {
-                        self.replace(slot, raw, at);
-                    }
-                    self.copy = copy;
+                    self.with_copy(key, raw, |table, key, raw| {
+                        if accept(key, raw) {
+                            table.replace(slot, raw, at);
+                        }
+                    });
                 }
             }
-            Err(slot) => {
-                let (copy, raw_at) = self.copy_of(key, raw);
-                let (key, raw) = (&copy[..key.len()], &copy[raw_at..]);
+            Err(slot) => self.with_copy(key, raw, |table, key, raw| {
                 if accept(key, raw) {
-                    let offset = self.push_entry(key, raw, at, count);
-                    self.index[slot] = Slot::pack(hash, offset);
-                    self.len += 1;
+                    let offset = table.push_entry(key, raw, at, count);
+                    table.index[slot] = Slot::pack(hash, offset);
+                    table.len += 1;
                 }
-                self.copy = copy;
-            }
+            }),
         }
     }
 
-    /// `key` then `raw` in the table's copy buffer, taken out of the table
-    /// while in use (and put back by the caller, to be reused). A key that
-    /// is the start of the raw form's own bytes (the usual case) is copied
-    /// with them, once.
-    fn copy_of(&mut self, key: &[u8], raw: &[u8]) -> (Vec<u8>, usize) {
+    /// Calls `f` with the table and a copy of `key` and `raw`, made in the
+    /// table's copy buffer (kept for the next call). A key that is the
+    /// start of the raw form's own bytes (the usual case) is copied with
+    /// them, once.
+    fn with_copy(&mut self, key: &[u8], raw: &[u8], f: impl FnOnce(&mut KeyTable, &[u8], &[u8])) {
         let mut copy = std::mem::take(&mut self.copy);
         copy.clear();
-        if raw.as_ptr() == key.as_ptr() && key.len() <= raw.len() {
-            copy.extend_from_slice(raw);
-            return (copy, 0);
-        }
-        copy.extend_from_slice(key);
+        let raw_at = if raw.as_ptr() == key.as_ptr() && key.len() <= raw.len() {
+            0
+        } else {
+            copy.extend_from_slice(key);
+            key.len()
+        };
         copy.extend_from_slice(raw);
-        (copy, key.len())
+        f(self, &copy[..key.len()], &copy[raw_at..]);
+        self.copy = copy;
     }
 
     /// Inserts one occurrence per item (`view` turns an item into its
