@@ -57,10 +57,9 @@
 //! tail of a run, so [`LineDedup::finish_parallel`] cuts the output into
 //! ranges of about 16 k classes, formats them two per thread at a time and
 //! writes them in order. In first-seen order a range is an interval of
-//! positions: every 32nd entry of each table is noted (24 bytes per 32
-//! classes), the notes give the boundaries and each table's start in a
-//! range, and each range is its own 64-way merge. Key order cuts the sorted
-//! handles. The bytes are those of [`LineDedup::finish`].
+//! positions, merged from the tables on its own
+//! ([`FirstSeenEntries`], which `urnscan scan --unique --sort first-seen`
+//! shares); key order cuts the sorted handles. The bytes are those of [`LineDedup::finish`].
 //!
 //! The hot loop allocates nothing per line: the key buffer is reused, the
 //! chunks' record vectors are kept from block to block, and the tables keep
@@ -128,9 +127,8 @@
 //! Mapped files are never copied and need no such step.
 
 use std::borrow::Cow;
-use std::cmp::{Ordering, Reverse};
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -141,7 +139,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::dedup::{key_hash, Entry, KeyTable, Occurrence, Position, Raw, SortedEntries};
+use crate::dedup::{first_seen, key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::ordered::write_in_order;
@@ -956,7 +954,11 @@ fn emit_tables(
     emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
 ) -> io::Result<u64> {
     match order {
-        Order::FirstSeen => merge_first_seen(tables.iter().map(|t| t.iter()).collect(), emit),
+        Order::FirstSeen => {
+            let entries = FirstSeenEntries::new(tables);
+            entries.for_each(&mut |e| emit(e))?;
+            Ok(entries.len() as u64)
+        }
         Order::Key => {
             let sorted = SortedEntries::reusing_indexes(tables);
             for e in sorted.iter() {
@@ -967,16 +969,9 @@ fn emit_tables(
     }
 }
 
-/// Classes per range of parallel output: enough that finding each table's
-/// start in a range is a small part of its work, few enough that the
-/// ranges in flight (two per thread) hold a few MB of text.
-const RANGE_CLASSES: usize = 1 << 14;
-
-/// For first-seen ranges, every `SAMPLE_STEP`-th entry of each table is
-/// noted: a range's start in a table is found from the last note before
-/// it by skipping fewer than this many entries, and the notes cost 24
-/// bytes per `SAMPLE_STEP` classes (2.3 MB for 3 M).
-const SAMPLE_STEP: usize = 32;
+/// Classes per range of parallel output in key order, as many as a range
+/// of first-seen order ([`first_seen::RANGE_ENTRIES`]).
+const RANGE_CLASSES: usize = first_seen::RANGE_ENTRIES;
 
 /// [`emit_tables`] for [`LineDedup::finish_parallel`]: the same classes in
 /// the same order, formatted a range at a time on several threads.
@@ -991,15 +986,10 @@ fn write_tables(tables: &mut [KeyTable], order: Order, format: &Formatter<'_>, o
             Ok(sorted.len() as u64)
         }
         Order::FirstSeen => {
-            let ranges = FirstSeenRanges::new(tables);
-            match ranges {
-                Some(ranges) => {
-                    let indexes: Vec<usize> = (0..ranges.starts.len()).collect();
-                    write_in_order(&indexes, out, |&i, text| ranges.format(i, format, text))?;
-                    Ok(ranges.tables.iter().map(|t| t.len() as u64).sum())
-                }
-                None => emit_tables(tables, order, &mut one_by_one(format, out)),
-            }
+            let entries = FirstSeenEntries::new(tables);
+            let ranges: Vec<usize> = (0..entries.ranges()).collect();
+            write_in_order(&ranges, out, |&i, text| entries.for_each_in_range(i, &mut |e| format(e, text)))?;
+            Ok(entries.len() as u64)
         }
     }
 }
@@ -1012,102 +1002,6 @@ fn one_by_one<'a>(format: &'a Formatter<'_>, out: &'a mut dyn Write) -> impl FnM
         format(e, &mut text)?;
         out.write_all(&text)
     }
-}
-
-/// First-seen order cut into ranges of about [`RANGE_CLASSES`] classes by
-/// position, each of which can be merged from the tables on its own.
-struct FirstSeenRanges<'t> {
-    tables: &'t [KeyTable],
-    /// Per table, every [`SAMPLE_STEP`]-th entry's position and offset.
-    samples: Vec<Vec<(Position, u64)>>,
-    /// Range `i` holds the positions from `starts[i]` to `starts[i + 1]`
-    /// (the last one, to the end).
-    starts: Vec<Position>,
-}
-
-impl<'t> FirstSeenRanges<'t> {
-    /// `None` if some table does not list its entries in first-seen order,
-    /// so that [`merge_first_seen`] alone knows their order. Only a replaced
-    /// first-seen form does that ([`KeyTable::iter`]), and lines fed in
-    /// input order never replace one; the check keeps the output exact for
-    /// any caller.
-    fn new(tables: &'t [KeyTable]) -> Option<FirstSeenRanges<'t>> {
-        let samples: Vec<_> = tables.par_iter().map(sample_table).collect::<Option<_>>()?;
-        let mut noted: Vec<Position> = samples.iter().flatten().map(|&(at, _)| at).collect();
-        noted.par_sort_unstable();
-        let mut starts: Vec<Position> = noted.iter().step_by(RANGE_CLASSES / SAMPLE_STEP).copied().collect();
-        if let Some(first) = starts.first_mut() {
-            *first = Position::default();
-        }
-        Some(FirstSeenRanges { tables, samples, starts })
-    }
-
-    /// Range `i` as `format` puts it, merged from every table's part of it.
-    fn format(&self, i: usize, format: &Formatter<'_>, text: &mut Vec<u8>) -> io::Result<()> {
-        let (lo, hi) = (self.starts[i], self.starts.get(i + 1).copied());
-        let cursors = self
-            .tables
-            .iter()
-            .zip(&self.samples)
-            .map(|(table, samples)| {
-                let before = samples.partition_point(|&(at, _)| at < lo);
-                let from = before.checked_sub(1).map_or(0, |j| samples[j].1);
-                table
-                    .iter_offsets_from(from)
-                    .map(|(_, e)| e)
-                    .skip_while(move |e| e.first < lo)
-                    .take_while(move |e| hi.is_none_or(|hi| e.first < hi))
-            })
-            .collect();
-        merge_first_seen(cursors, &mut |e| format(e, text)).map(drop)
-    }
-}
-
-/// [`merge`] in first-seen order of tables' entries, each table's already in
-/// that order. The heap holds the heads' positions beside their sources,
-/// so a comparison reads two positions from the heap itself rather than
-/// copying two entries out of their sources. With 64 tables that took the
-/// output of 3 million classes at two threads from 400–475 ms to 234–252
-/// ms (sampled with `perf`).
-fn merge_first_seen<'t>(
-    mut sources: Vec<impl Iterator<Item = Entry<'t>>>,
-    emit: &mut dyn FnMut(&Entry<'_>) -> io::Result<()>,
-) -> io::Result<u64> {
-    let mut heads: Vec<Option<Entry<'t>>> = sources.iter_mut().map(Iterator::next).collect();
-    // Positions are unique per class, so the source never decides the order.
-    let mut heap: BinaryHeap<Reverse<(Position, usize)>> =
-        heads.iter().enumerate().filter_map(|(i, head)| head.map(|e| Reverse((e.first, i)))).collect();
-    let mut emitted = 0;
-    while let Some(mut top) = heap.peek_mut() {
-        let i = top.0 .1;
-        let next = sources[i].next();
-        if let Some(e) = std::mem::replace(&mut heads[i], next) {
-            emit(&e)?;
-            emitted += 1;
-        }
-        match next {
-            Some(e) => top.0 .0 = e.first,
-            None => drop(PeekMut::pop(top)),
-        }
-    }
-    Ok(emitted)
-}
-
-/// Every [`SAMPLE_STEP`]-th entry of `table` with its offset, or `None` if
-/// its entries are not in position order.
-fn sample_table(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
-    let mut samples = Vec::with_capacity(table.len() / SAMPLE_STEP + 1);
-    let mut last = Position::default();
-    for (i, (offset, e)) in table.iter_offsets().enumerate() {
-        if e.first < last {
-            return None;
-        }
-        last = e.first;
-        if i % SAMPLE_STEP == 0 {
-            samples.push((e.first, offset));
-        }
-    }
-    Some(samples)
 }
 
 /// K-way merge of sorted cursors (a binary heap of cursor indexes).

@@ -172,8 +172,13 @@ fn same_output_for_every_thread_count_and_mmap_policy() {
     fs::write(dir.path().join("big.log"), &big).unwrap();
     corpus(dir.path());
     let d = dir.path().to_str().unwrap();
-    let modes =
-        [&["scan", d][..], &["scan", "--unique", d], &["scan", "--stats", "--format", "json", d], &["scan", "-c", d]];
+    let modes = [
+        &["scan", d][..],
+        &["scan", "--unique", d],
+        &["scan", "-u", "--sort", "first-seen", "--stats", "--format", "json", d],
+        &["scan", "--stats", "--format", "json", d],
+        &["scan", "-c", d],
+    ];
     for mode in modes {
         let run = |extra: &[&str]| {
             let mut args = mode.to_vec();

@@ -1,10 +1,11 @@
 //! Generated corpora against their ground truth: every planted URN is found
 //! at its offset with its key, no decoy is reported, the unique count is
 //! the number of distinct planted keys, and each NID's counts are the
-//! truth's — at several thread counts and chunk sizes, mapped, read and
-//! streamed.
+//! truth's, and the unique URNs come out in key or first-seen order with
+//! their counts and first occurrences — at several thread counts and chunk
+//! sizes, mapped, read and streamed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -175,4 +176,70 @@ fn per_nid_stats_equal_the_truth() {
         got.sort();
         assert_eq!(got, want, "{jobs} {unique}");
     }
+}
+
+/// `scan --unique` in both orders against the truth: one line per distinct
+/// key with its count, first-seen form and offset; by key bytes, or by the
+/// offset of the key's first occurrence. Over 16,384 distinct keys, so the
+/// first-seen output is merged in several ranges, and over 16 MiB, so a
+/// mapped file is scanned in windows.
+#[test]
+fn unique_urns_in_key_and_first_seen_order_equal_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = generate(dir.path(), "20MiB", "2000", "31");
+    // key -> (count, first offset, first-seen form); the truth is one
+    // planted URN per row, with its offset, form and key.
+    let mut classes: BTreeMap<&str, (u64, u64, &str)> = BTreeMap::new();
+    let mut in_order = truth.clone();
+    in_order.sort_by_key(|(offset, _, _)| *offset);
+    for (offset, raw, key) in &in_order {
+        let class = classes.entry(key.as_str()).or_insert((0, *offset, raw.as_str()));
+        class.0 += 1;
+    }
+    assert!(classes.len() > 16_384, "{} distinct keys", classes.len());
+    let by_key: Vec<(String, u64, u64, String)> =
+        classes.iter().map(|(k, &(n, at, raw))| (k.to_string(), n, at, raw.to_owned())).collect();
+    let mut first_seen = by_key.clone();
+    first_seen.sort_by_key(|&(_, _, at, _)| at);
+    let unique = |extra: &[&str], stdin: bool| -> Vec<(String, u64, u64, String)> {
+        let mut args = vec!["scan", "--unique", "--format", "jsonl"];
+        args.extend_from_slice(extra);
+        let o = if stdin {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+                .args(&args)
+                .stdin(std::fs::File::open(&corpus).unwrap())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            assert!(child.wait().unwrap().success());
+            out
+        } else {
+            args.push(&corpus);
+            let o = urnscan(&args);
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+            o.stdout
+        };
+        String::from_utf8(o)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["key"].as_str().unwrap().to_owned(),
+                    v["count"].as_u64().unwrap(),
+                    v["offset"].as_u64().unwrap(),
+                    v["urn"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    for extra in [&["-j1"][..], &["-j2", "--mmap", "never"], &["-j3", "--chunk-size", "100000"]] {
+        assert!(unique(extra, false) == by_key, "key order {extra:?}");
+        let mut args = extra.to_vec();
+        args.extend_from_slice(&["--sort", "first-seen"]);
+        assert!(unique(&args, false) == first_seen, "first-seen order {extra:?}");
+    }
+    assert!(unique(&["-j2", "--sort", "first-seen"], true) == first_seen, "first-seen order from stdin");
 }

@@ -41,7 +41,7 @@ pub enum DedupFormat {
     Csv,
 }
 
-/// `dedup --sort` values.
+/// `--sort` values of `dedup` and `scan --unique`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortOrder {
     /// In the order the classes first appear.

@@ -201,6 +201,7 @@ Examples:
   urnscan scan app.log                      every URN with its byte offset
   urnscan scan --unique logs/               unique URNs (by RFC 8141 equivalence) with counts
   urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
+  urnscan scan -u --sort first-seen dump/   unique URNs in the order they first appear
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
@@ -219,6 +220,11 @@ pub struct ScanArgs {
     /// count and first-seen form.
     #[arg(short, long)]
     unique: bool,
+    /// With --unique: the order of the lines, by equivalence key (byte
+    /// order, as `sort -u`) or by first occurrence (inputs in the order
+    /// given, then offset; no sort, so faster on many distinct URNs).
+    #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique")]
+    sort: dedup::SortOrder,
     /// Per-NID statistics and totals.
     #[arg(short, long)]
     stats: bool,

@@ -18,6 +18,7 @@ use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
+use super::dedup::SortOrder;
 use super::output::{csv_field, json_str, nid_of_key, pad, thousands, thousands_len, write_thousands, write_u64};
 use super::progress::{self, Progress};
 use super::{grammar, Format, MmapArg, ScanArgs, Ui};
@@ -63,10 +64,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let elapsed = started.elapsed().as_secs_f64();
     progress.finish();
     // With both, the per-NID counts are taken from the unique URNs as they
-    // are printed in key order; `--stats` alone counts them in hash maps.
+    // are printed in key order; `--stats` alone, or after the first-seen
+    // order, counts them in hash maps.
     let mut nids = None;
     if args.unique {
-        nids = printer.unique(&mut outcome, args.stats)?;
+        nids = printer.unique(&mut outcome, args.stats, args.sort)?;
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| nid_stats(&outcome.table));
@@ -135,20 +137,36 @@ impl<W: Write> Printer<'_, W> {
         Ok(())
     }
 
-    /// The unique URNs in key order. Millions of lines take a while to
-    /// format, so blocks of entries are formatted in parallel and written
-    /// in order ([`write_in_order`]). With `count_nids`, the same pass
-    /// counts the entries by NID, which key order groups into runs: the
-    /// per-NID statistics without a second pass over the entries and
-    /// without hashing (see [`NidRuns`]).
-    fn unique(&mut self, outcome: &mut Outcome, count_nids: bool) -> io::Result<Option<Vec<NidStat>>> {
-        const BLOCK: usize = 1 << 14;
+    /// The unique URNs in `order`. Millions of lines take a while to
+    /// format, so ranges of entries are formatted in parallel and written
+    /// in order ([`write_in_order`]). In key order, with `count_nids`, the
+    /// same pass counts the entries by NID, which key order groups into
+    /// runs: the per-NID statistics without a second pass over the entries
+    /// and without hashing (see [`NidRuns`]). First-seen order does not
+    /// group them, and returns `None` for the caller to count apart.
+    fn unique(
+        &mut self,
+        outcome: &mut Outcome,
+        count_nids: bool,
+        order: SortOrder,
+    ) -> io::Result<Option<Vec<NidStat>>> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
-        // In the table's own indexes: every key is in.
-        let sorted = outcome.table.sorted();
         let inputs = &outcome.inputs;
         let format = self.format;
+        let record = |e: &Entry<'_>, text: &mut Vec<u8>| {
+            let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
+            unique_record(text, format, e, path)
+        };
+        if order == SortOrder::FirstSeen {
+            let entries = outcome.table.first_seen();
+            let ranges: Vec<usize> = (0..entries.ranges()).collect();
+            write_in_order(&ranges, &mut self.out, |&i, text| entries.for_each_in_range(i, &mut |e| record(e, text)))?;
+            return Ok(None);
+        }
+        const BLOCK: usize = 1 << 14;
+        // In the table's own indexes: every key is in.
+        let sorted = outcome.table.sorted();
         let blocks: Vec<(usize, Mutex<NidRuns>)> =
             (0..sorted.len()).step_by(BLOCK).map(|start| (start, Mutex::default())).collect();
         write_in_order(&blocks, &mut self.out, |(start, runs), text| {
@@ -157,8 +175,7 @@ impl<W: Write> Printer<'_, W> {
                 if count_nids {
                     block_runs.add(nid_bytes_of_key(e.key), e.count);
                 }
-                let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
-                unique_record(text, format, &e, path)
+                record(&e, text)
             })?;
             *runs.lock().unwrap_or_else(PoisonError::into_inner) = block_runs;
             Ok(())

@@ -6,6 +6,8 @@
 //!   with a prefetching open-addressing index.
 //! - [`sorted`]: [`SortedEntries`], the entries of many tables in key order
 //!   kept in the tables' own indexes.
+//! - [`first_seen`]: [`FirstSeenEntries`], the same in first-seen order,
+//!   merged from the tables as they are.
 //! - here: [`ShardedTable`], the same filled by all threads at once, and
 //!   [`KeyBatch`], the URNs of one buffer on their way into it.
 //!
@@ -44,6 +46,7 @@
 //! still spread over its whole index.
 
 pub mod entry;
+pub mod first_seen;
 pub mod sorted;
 pub mod table;
 
@@ -55,6 +58,7 @@ use crate::grammar::Grammar;
 use crate::key::{key_shape, write_key, Fixes};
 
 pub use entry::{Entry, Position, Raw};
+pub use first_seen::FirstSeenEntries;
 pub use sorted::SortedEntries;
 pub use table::{KeyTable, Occurrence};
 
@@ -157,6 +161,13 @@ impl ShardedTable {
     /// still be inserted afterwards; the first insert rebuilds the index.
     pub fn sorted(&mut self) -> SortedEntries<'_> {
         SortedEntries::reusing_indexes(&mut self.shards)
+    }
+
+    /// Entries in first-seen order (by [`Entry::first`]): merged from the
+    /// shards, each of which lists its keys in the order they were first
+    /// inserted, when that is position order (see [`FirstSeenEntries`]).
+    pub fn first_seen(&self) -> FirstSeenEntries<'_> {
+        FirstSeenEntries::new(&self.shards)
     }
 }
 
