@@ -57,9 +57,9 @@
 //! tail of a run, so [`LineDedup::finish_parallel`] cuts the output into
 //! ranges of about 16 k classes, formats them two per thread at a time and
 //! writes them in order. In first-seen order a range is an interval of
-//! positions, merged from the tables on its own
-//! ([`FirstSeenEntries`], which `urnscan scan --unique --sort first-seen`
-//! shares); key order cuts the sorted handles. The bytes are those of [`LineDedup::finish`].
+//! positions, merged from the tables on its own ([`FirstSeenEntries`],
+//! which `urnscan scan --unique --sort first-seen` shares); key order cuts
+//! the sorted handles. The bytes are those of [`LineDedup::finish`].
 //!
 //! The hot loop allocates nothing per line: the key buffer is reused, the
 //! chunks' record vectors are kept from block to block, and the tables keep
