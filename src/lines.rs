@@ -956,7 +956,7 @@ fn emit_tables(
     match order {
         Order::FirstSeen => {
             let entries = FirstSeenEntries::new(tables);
-            entries.for_each(&mut |e| emit(e))?;
+            entries.for_each(emit)?;
             Ok(entries.len() as u64)
         }
         Order::Key => {
