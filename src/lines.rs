@@ -991,8 +991,7 @@ fn write_tables(tables: &mut [KeyTable], order: Order, format: &Formatter<'_>, o
         }
         Order::FirstSeen => {
             let entries = FirstSeenEntries::new(tables);
-            let ranges: Vec<usize> = (0..entries.ranges()).collect();
-            write_in_order(&ranges, out, |&i, text| entries.for_each_in_range(i, &mut |e| format(e, text)))?;
+            entries.write_in_order(out, format)?;
             Ok(entries.len() as u64)
         }
     }

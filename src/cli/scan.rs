@@ -159,9 +159,7 @@ impl<W: Write> Printer<'_, W> {
             unique_record(text, format, e, path)
         };
         if order == SortOrder::FirstSeen {
-            let entries = outcome.table.first_seen();
-            let ranges: Vec<usize> = (0..entries.ranges()).collect();
-            write_in_order(&ranges, &mut self.out, |&i, text| entries.for_each_in_range(i, &mut |e| record(e, text)))?;
+            outcome.table.first_seen().write_in_order(&mut self.out, &record)?;
             return Ok(None);
         }
         const BLOCK: usize = 1 << 14;

@@ -23,11 +23,12 @@
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
-use std::io;
+use std::io::{self, Write};
 
 use rayon::prelude::*;
 
 use super::{Entry, KeyTable, Position};
+use crate::ordered::write_in_order;
 
 /// Entries per range of [`FirstSeenEntries`]: enough that finding each
 /// table's start in a range is a small part of its work, few enough that
@@ -134,6 +135,19 @@ impl<'t> FirstSeenEntries<'t> {
                     .try_for_each(|&(_, t, offset)| emit(&self.tables[t].entry_at(offset)))
             }
         }
+    }
+
+    /// Formats every entry with `format`, range by range on several threads,
+    /// and writes the ranges to `out` in order
+    /// ([`crate::ordered::write_in_order`]): the bytes of one `format` call
+    /// per entry in [`FirstSeenEntries::for_each`]'s order.
+    pub fn write_in_order(
+        &self,
+        out: &mut dyn Write,
+        format: &(dyn Fn(&Entry<'_>, &mut Vec<u8>) -> io::Result<()> + Sync),
+    ) -> io::Result<()> {
+        let ranges: Vec<usize> = (0..self.ranges()).collect();
+        write_in_order(&ranges, out, |&i, text| self.for_each_in_range(i, &mut |e| format(e, text)))
     }
 
     /// Hands every entry to `emit` in first-seen order, stopping at the
