@@ -139,7 +139,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::dedup::{first_seen, key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
+use crate::dedup::{key_hash, sorted, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::ordered::write_in_order;
@@ -973,19 +973,15 @@ fn emit_tables(
     }
 }
 
-/// Classes per range of parallel output in key order, as many as a range
-/// of first-seen order ([`first_seen::RANGE_ENTRIES`]).
-const RANGE_CLASSES: usize = first_seen::RANGE_ENTRIES;
-
 /// [`emit_tables`] for [`LineDedup::finish_parallel`]: the same classes in
 /// the same order, formatted a range at a time on several threads.
 fn write_tables(tables: &mut [KeyTable], order: Order, format: &Formatter<'_>, out: &mut dyn Write) -> io::Result<u64> {
     match order {
         Order::Key => {
             let sorted = SortedEntries::reusing_indexes(tables);
-            let starts: Vec<usize> = (0..sorted.len()).step_by(RANGE_CLASSES).collect();
+            let starts: Vec<usize> = (0..sorted.len()).step_by(sorted::RANGE_ENTRIES).collect();
             write_in_order(&starts, out, |&start, text| {
-                sorted.iter_range(start..start + RANGE_CLASSES).try_for_each(|e| format(&e, text))
+                sorted.iter_range(start..start + sorted::RANGE_ENTRIES).try_for_each(|e| format(&e, text))
             })?;
             Ok(sorted.len() as u64)
         }
@@ -1527,7 +1523,10 @@ mod tests {
             for inputs in [&in_order[..], &out_of_order] {
                 for order in [Order::FirstSeen, Order::Key] {
                     let expected = output(&opts, inputs, order, false, 2);
-                    assert!(expected.iter().filter(|&&b| b == b'\n').count() > 2 * RANGE_CLASSES, "several ranges");
+                    assert!(
+                        expected.iter().filter(|&&b| b == b'\n').count() > 2 * sorted::RANGE_ENTRIES,
+                        "several ranges"
+                    );
                     for threads in [1, 2, 3] {
                         let parallel = output(&opts, inputs, order, true, threads);
                         assert!(parallel == expected, "{order:?}, {threads} threads, {} inputs", inputs.len());

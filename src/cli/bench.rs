@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
+use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::ShardedTable;
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
@@ -266,18 +267,18 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
 
 /// The key table of the whole buffer, its entries sorted and read in key
 /// order as `scan --unique` reads them to print them: blocks of
-/// [`SORTED_BLOCK`] entries, in parallel. Returns how many entries were read.
+/// [`RANGE_ENTRIES`] entries, in parallel. Returns how many entries were read.
 fn sorted_entries(scanner: &Scanner, hay: &[u8]) -> u64 {
     let mut table = key_table(scanner, hay);
     let sorted = table.sorted();
-    let blocks: Vec<usize> = (0..sorted.len()).step_by(SORTED_BLOCK).collect();
+    let blocks: Vec<usize> = (0..sorted.len()).step_by(RANGE_ENTRIES).collect();
     let (read, sum) = blocks
         .par_iter()
         .map(|&start| {
             // What printing needs of an entry: its count, position and
             // first-seen form, rebuilt from the key and its delta.
             let mut raw = Vec::new();
-            sorted.iter_range(start..start + SORTED_BLOCK).fold((0u64, 0u64), |(n, sum), e| {
+            sorted.iter_range(start..start + RANGE_ENTRIES).fold((0u64, 0u64), |(n, sum), e| {
                 raw.clear();
                 e.raw.write_into(&mut raw);
                 (n + 1, sum.wrapping_add(e.count).wrapping_add(raw.len() as u64).wrapping_add(e.first.offset))
@@ -288,10 +289,6 @@ fn sorted_entries(scanner: &Scanner, hay: &[u8]) -> u64 {
     std::hint::black_box(sum);
     read
 }
-
-/// Entries per block of the `+ sort` row: as many as `scan --unique`
-/// formats per task.
-const SORTED_BLOCK: usize = 1 << 14;
 
 fn label(row: &Row) -> String {
     match row.kernel {

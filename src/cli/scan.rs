@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
+use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
 use urnscan::ordered::write_in_order;
@@ -162,14 +163,13 @@ impl<W: Write> Printer<'_, W> {
             outcome.table.first_seen().write_in_order(&mut self.out, &record)?;
             return Ok(None);
         }
-        const BLOCK: usize = 1 << 14;
         // In the table's own indexes: every key is in.
         let sorted = outcome.table.sorted();
         let blocks: Vec<(usize, Mutex<NidRuns>)> =
-            (0..sorted.len()).step_by(BLOCK).map(|start| (start, Mutex::default())).collect();
+            (0..sorted.len()).step_by(RANGE_ENTRIES).map(|start| (start, Mutex::default())).collect();
         write_in_order(&blocks, &mut self.out, |(start, runs), text| {
             let mut block_runs = NidRuns::default();
-            sorted.iter_range(*start..start + BLOCK).try_for_each(|e| {
+            sorted.iter_range(*start..start + RANGE_ENTRIES).try_for_each(|e| {
                 if count_nids {
                     block_runs.add(nid_bytes_of_key(e.key), e.count);
                 }

@@ -71,6 +71,13 @@ struct Part {
     rank: usize,
 }
 
+/// Entries per range of output in key order ([`SortedEntries::iter_range`]),
+/// for callers that format ranges on several threads: as many as a range of
+/// first-seen order ([`super::first_seen::RANGE_ENTRIES`]), for the same
+/// reasons (finding a range's start is a small part of its work, and the
+/// ranges in flight hold a few MB of text).
+pub const RANGE_ENTRIES: usize = super::first_seen::RANGE_ENTRIES;
+
 /// Bits of a place that hold the arena offset (the index addresses 40; the
 /// table number goes above).
 const OFFSET_BITS: u32 = 48;
