@@ -225,7 +225,7 @@ pub struct ScanArgs {
     /// given, then offset; no sort, so faster on many distinct URNs).
     #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique")]
     sort: dedup::SortOrder,
-    /// Per-NID statistics and totals.
+    /// Per-NID statistics and totals (the time taken goes to stderr, on a terminal).
     #[arg(short, long)]
     stats: bool,
     /// Only count, as `grep -c` does: the number of URNs of each input as

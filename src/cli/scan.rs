@@ -62,7 +62,6 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         progress: &progress,
     };
     let mut outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
-    let elapsed = started.elapsed().as_secs_f64();
     progress.finish();
     // With both, the per-NID counts are taken from the unique URNs as they
     // are printed in key order; `--stats` alone, or after the first-seen
@@ -73,10 +72,25 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| nid_stats(&outcome.table));
-        printer.stats(&outcome, &nids, elapsed)?;
+        printer.stats(&outcome, &nids)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
+    // For a person watching: a pipe or a log gets only what the input
+    // decides (and `--progress` ends with the same figures there).
+    if args.stats && io::stderr().is_terminal() {
+        let line = time_line(outcome.totals.bytes, started.elapsed().as_secs_f64());
+        // Not being able to say it is no reason to fail a finished run.
+        let _ = io::stderr().lock().write_all(line.as_bytes());
+    }
     Ok(exit_code(&outcome.totals))
+}
+
+/// How long a `--stats` run took, for stderr: it differs from run to run,
+/// so it stays out of stdout, which is the same bytes for the same input
+/// whatever the thread count (two runs can be compared with `cmp`).
+fn time_line(bytes: u64, seconds: f64) -> String {
+    let gbps = if seconds > 0.0 { bytes as f64 / seconds / 1e9 } else { 0.0 };
+    format!("urnscan: {} bytes in {seconds:.3} s ({gbps:.2} GB/s)\n", thousands(bytes))
 }
 
 /// ripgrep's convention: 2 when any input failed, else 0 if a URN was found, 1 if none.
@@ -188,12 +202,11 @@ impl<W: Write> Printer<'_, W> {
         Ok(Some(nid_rows(all.0.into_par_iter().map(|r| (r.nid, (r.occurrences, r.unique))))))
     }
 
-    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat], elapsed: f64) -> io::Result<()> {
+    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat]) -> io::Result<()> {
         let t = &outcome.totals;
-        let gbps = if elapsed > 0.0 { t.bytes as f64 / elapsed / 1e9 } else { 0.0 };
         match self.format {
-            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, outcome.table.len(), elapsed),
-            _ => write_stats_text(&mut self.out, t, nids, outcome.table.len(), elapsed, gbps, self.ui.out),
+            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, outcome.table.len()),
+            _ => write_stats_text(&mut self.out, t, nids, outcome.table.len(), self.ui.out),
         }
     }
 }
@@ -445,8 +458,6 @@ fn write_stats_text(
     t: &Totals,
     nids: &[NidStat],
     unique: usize,
-    elapsed: f64,
-    gbps: f64,
     palette: Palette,
 ) -> io::Result<()> {
     // Every cell is padded before it is styled, so codes never shift a column.
@@ -473,7 +484,7 @@ fn write_stats_text(
         out.write_all(b"\n")?;
     }
     writeln!(out)?;
-    let rows: [(&str, String); 8] = [
+    let rows: [(&str, String); 7] = [
         ("files", thousands(t.files)),
         ("binary", thousands(t.binary)),
         ("bytes", thousands(t.bytes)),
@@ -481,7 +492,6 @@ fn write_stats_text(
         ("valid", thousands(t.valid)),
         ("invalid", thousands(t.invalid())),
         ("unique", thousands(unique as u64)),
-        ("elapsed", format!("{elapsed:.3} s ({gbps:.2} GB/s)")),
     ];
     for (name, value) in rows {
         writeln!(out, "{name:<12} {value}")?;
@@ -497,7 +507,7 @@ fn write_stats_text(
     Ok(())
 }
 
-fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize, elapsed: f64) -> io::Result<()> {
+fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize) -> io::Result<()> {
     write!(
         out,
         "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
@@ -520,7 +530,7 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
         json_str(out, &s.nid)?;
         write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
     }
-    writeln!(out, "],\"elapsed_s\":{elapsed:.6}}}")
+    writeln!(out, "]}}")
 }
 
 /// Occurrences and distinct keys by NID.
@@ -586,5 +596,12 @@ mod tests {
             let got: Vec<(&[u8], (u64, u64))> = all.0.iter().map(|r| (r.nid.as_bytes(), (r.occurrences, r.unique))).collect();
             prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn time_line_gives_bytes_seconds_and_rate() {
+        assert_eq!(time_line(1_073_741_824, 0.5), "urnscan: 1,073,741,824 bytes in 0.500 s (2.15 GB/s)\n");
+        // An empty input read in no measurable time: no division by zero.
+        assert_eq!(time_line(0, 0.0), "urnscan: 0 bytes in 0.000 s (0.00 GB/s)\n");
     }
 }
