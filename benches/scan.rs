@@ -16,11 +16,17 @@
 //! `dedup_insert` inserts the equivalence keys of a generated dataset
 //! (1,000,000 lines, 300,000 distinct keys, keys computed up front) into a
 //! fresh [`KeyTable`]: the cost of `--unique`/`--stats` per URN, apart from
-//! scanning. Throughput is in keys.
+//! scanning. Throughput is in keys. Beside it, `std_hashmap`: the same keys
+//! counted in a plain `std::collections::HashMap` of borrowed keys (count
+//! and first line; foldhash), the structure a program without urnscan would
+//! reach for. It copies no key and keeps no first-seen form, so it does less
+//! than a [`KeyTable`]: the ratio between the rows shows what the table's
+//! arena, first-seen forms and prefetching cost or save on this machine.
 //!
 //! Measurement times are kept short: CI only builds benches, people run them.
 //! Run: `cargo bench --bench scan -- --warm-up-time 1 --measurement-time 3`
 
+use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -102,16 +108,28 @@ fn fill_batch(keys: &[(u64, Vec<u8>)]) -> KeyTable {
     table
 }
 
+/// The baseline: a `HashMap` from each borrowed key to its count and first
+/// line.
+fn fill_std(keys: &[Vec<u8>]) -> usize {
+    let mut map: HashMap<&[u8], (u64, usize), foldhash::fast::RandomState> = HashMap::default();
+    for (i, key) in keys.iter().enumerate() {
+        map.entry(key.as_slice()).or_insert((0, i)).0 += 1;
+    }
+    map.len()
+}
+
 fn dedup(c: &mut Criterion) {
     let keys = dataset_keys();
     let hashed: Vec<(u64, Vec<u8>)> = keys.iter().map(|k| (key_hash(k), k.clone())).collect();
     assert_eq!(fill(&keys).len(), 300_000);
     assert_eq!(fill_batch(&hashed).len(), 300_000);
+    assert_eq!(fill_std(&keys), 300_000);
     let mut group = c.benchmark_group("dedup_insert");
     group.throughput(Throughput::Elements(keys.len() as u64));
     group.sample_size(10);
     group.bench_function("1M_keys_300k_distinct", |b| b.iter(|| fill(black_box(&keys)).len()));
     group.bench_function("1M_keys_300k_distinct_batch", |b| b.iter(|| fill_batch(black_box(&hashed)).len()));
+    group.bench_function("1M_keys_300k_distinct_std_hashmap", |b| b.iter(|| fill_std(black_box(&keys))));
     group.finish();
 }
 
