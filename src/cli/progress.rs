@@ -269,12 +269,12 @@ fn new_bar(total: Option<u64>) -> ProgressBar {
 /// `urnscan: progress: 1.20 GB of 4.00 GB (30%), 2.10 GB/s, ETA 1m 23s`, or
 /// at the end `urnscan: progress: 4.00 GB in 1.9 s, 2.10 GB/s`.
 fn plain_line(done: u64, total: Option<u64>, elapsed: Duration, finished: bool) -> String {
+    if finished {
+        return format!("urnscan: progress: {}", throughput(done, elapsed));
+    }
     let secs = elapsed.as_secs_f64();
     let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
     let rate_text = format!("{}/s", DecimalBytes(rate as u64));
-    if finished {
-        return format!("urnscan: progress: {} in {secs:.1} s, {rate_text}", DecimalBytes(done));
-    }
     match total {
         Some(total) if total > 0 => {
             let percent = (done.min(total) as f64 * 100.0 / total as f64) as u64;
@@ -287,6 +287,15 @@ fn plain_line(done: u64, total: Option<u64>, elapsed: Duration, finished: bool) 
         }
         _ => format!("urnscan: progress: {}, {rate_text}", DecimalBytes(done)),
     }
+}
+
+/// `4.00 GB in 1.9 s, 2.10 GB/s`: what a finished run read, in how long, how
+/// fast (the end of a plain progress display, and `scan --stats` on a
+/// terminal).
+pub fn throughput(done: u64, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    format!("{} in {secs:.1} s, {}/s", DecimalBytes(done), DecimalBytes(rate as u64))
 }
 
 fn eta_text(secs: f64) -> String {
@@ -384,6 +393,8 @@ mod tests {
         assert_eq!(line, "urnscan: progress: 500.00 MB, 250.00 MB/s");
         let line = plain_line(4_000_000_000, Some(4_000_000_000), Duration::from_secs(2), true);
         assert_eq!(line, "urnscan: progress: 4.00 GB in 2.0 s, 2.00 GB/s");
+        // An empty input read in no measurable time: no division by zero.
+        assert_eq!(throughput(0, Duration::ZERO), "0 B in 0.0 s, 0 B/s");
         assert_eq!(eta_text(3599.0), "59m 59s");
         assert_eq!(eta_text(7260.0), "2h 1m");
     }

@@ -78,19 +78,13 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // For a person watching: a pipe or a log gets only what the input
     // decides (and `--progress` ends with the same figures there).
     if args.stats && io::stderr().is_terminal() {
-        let line = time_line(outcome.totals.bytes, started.elapsed().as_secs_f64());
+        // It differs from run to run, so it stays out of stdout, which is
+        // the same bytes for the same input whatever the thread count.
+        let line = format!("urnscan: {}\n", progress::throughput(outcome.totals.bytes, started.elapsed()));
         // Not being able to say it is no reason to fail a finished run.
         let _ = io::stderr().lock().write_all(line.as_bytes());
     }
     Ok(exit_code(&outcome.totals))
-}
-
-/// How long a `--stats` run took, for stderr: it differs from run to run,
-/// so it stays out of stdout, which is the same bytes for the same input
-/// whatever the thread count (two runs can be compared with `cmp`).
-fn time_line(bytes: u64, seconds: f64) -> String {
-    let gbps = if seconds > 0.0 { bytes as f64 / seconds / 1e9 } else { 0.0 };
-    format!("urnscan: {} bytes in {seconds:.3} s ({gbps:.2} GB/s)\n", thousands(bytes))
 }
 
 /// ripgrep's convention: 2 when any input failed, else 0 if a URN was found, 1 if none.
@@ -596,12 +590,5 @@ mod tests {
             let got: Vec<(&[u8], (u64, u64))> = all.0.iter().map(|r| (r.nid.as_bytes(), (r.occurrences, r.unique))).collect();
             prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
         }
-    }
-
-    #[test]
-    fn time_line_gives_bytes_seconds_and_rate() {
-        assert_eq!(time_line(1_073_741_824, 0.5), "urnscan: 1,073,741,824 bytes in 0.500 s (2.15 GB/s)\n");
-        // An empty input read in no measurable time: no division by zero.
-        assert_eq!(time_line(0, 0.0), "urnscan: 0 bytes in 0.000 s (0.00 GB/s)\n");
     }
 }
