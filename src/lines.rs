@@ -139,10 +139,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::dedup::{key_hash, sorted, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
+use crate::dedup::{key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
-use crate::ordered::write_in_order;
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -979,10 +978,7 @@ fn write_tables(tables: &mut [KeyTable], order: Order, format: &Formatter<'_>, o
     match order {
         Order::Key => {
             let sorted = SortedEntries::reusing_indexes(tables);
-            let starts: Vec<usize> = (0..sorted.len()).step_by(sorted::RANGE_ENTRIES).collect();
-            write_in_order(&starts, out, |&start, text| {
-                sorted.iter_range(start..start + sorted::RANGE_ENTRIES).try_for_each(|e| format(&e, text))
-            })?;
+            sorted.write_in_order(out, format)?;
             Ok(sorted.len() as u64)
         }
         Order::FirstSeen => {
@@ -1280,6 +1276,7 @@ fn read_exact_or_end(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dedup::sorted;
 
     fn rule(f: fn(&mut [u8]), key: &str) -> String {
         let mut k = key.as_bytes().to_vec();

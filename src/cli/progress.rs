@@ -272,8 +272,7 @@ fn plain_line(done: u64, total: Option<u64>, elapsed: Duration, finished: bool) 
     if finished {
         return format!("urnscan: progress: {}", throughput(done, elapsed));
     }
-    let secs = elapsed.as_secs_f64();
-    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    let rate = bytes_per_second(done, elapsed);
     let rate_text = format!("{}/s", DecimalBytes(rate as u64));
     match total {
         Some(total) if total > 0 => {
@@ -293,9 +292,18 @@ fn plain_line(done: u64, total: Option<u64>, elapsed: Duration, finished: bool) 
 /// fast (the end of a plain progress display, and `scan --stats` on a
 /// terminal).
 pub fn throughput(done: u64, elapsed: Duration) -> String {
+    let rate = bytes_per_second(done, elapsed);
+    format!("{} in {:.1} s, {}/s", DecimalBytes(done), elapsed.as_secs_f64(), DecimalBytes(rate as u64))
+}
+
+/// 0 for no measurable time, rather than a division by zero.
+fn bytes_per_second(done: u64, elapsed: Duration) -> f64 {
     let secs = elapsed.as_secs_f64();
-    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
-    format!("{} in {secs:.1} s, {}/s", DecimalBytes(done), DecimalBytes(rate as u64))
+    if secs > 0.0 {
+        done as f64 / secs
+    } else {
+        0.0
+    }
 }
 
 fn eta_text(secs: f64) -> String {
