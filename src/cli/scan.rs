@@ -3,7 +3,7 @@
 //! or only how many of them each input holds.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::{Mutex, PoisonError};
@@ -342,23 +342,26 @@ struct NidStat {
 }
 
 fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
-    // One entry per distinct key: hashed with foldhash and kept as bytes;
-    // only the distinct NIDs become strings. The shards are counted in
-    // parallel into maps split by a hash of the NID, so that two threads'
-    // maps are merged part by part in parallel too (sums, so the order of
-    // merging does not matter): merged whole, 130,000 NIDs took 30 ms of
-    // one thread at the end of a run.
+    // One entry per distinct key: its NID hashed once, with foldhash, and
+    // kept as bytes; only the distinct NIDs become strings. The shards are
+    // counted in parallel into maps split by that hash, so that two
+    // threads' maps are merged part by part in parallel too (sums, so the
+    // order of merging does not matter): merged whole, 130,000 NIDs took
+    // 30 ms of one thread at the end of a run.
     const PARTS: usize = 16;
-    let parter = foldhash::fast::FixedState::with_seed(0x6e69_6473);
-    let part_of = |nid: &[u8]| (parter.hash_one(nid) >> (64 - PARTS.trailing_zeros())) as usize;
+    let hasher = foldhash::fast::FixedState::with_seed(0x6e69_6473);
     let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
     let parts = table
         .shards()
         .par_iter()
+        // One set of maps per thread: every shard holds keys of nearly
+        // every NID, so each set ends up with all of them, and a set per
+        // shard only added memory and merges.
+        .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
         .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
-                let nid = nid_bytes_of_key(e.key);
-                let slot = parts[part_of(nid)].entry(nid).or_default();
+                let nid = HashedNid::new(nid_bytes_of_key(e.key), &hasher);
+                let slot = parts[nid.part(PARTS)].entry(nid).or_default();
                 slot.0 += e.count;
                 slot.1 += 1;
             }
@@ -366,7 +369,7 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
         })
         .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
     let counts = parts.into_par_iter().flat_map_iter(|part| part.into_iter());
-    nid_rows(counts.map(|(nid, counts)| (nid_text(nid), counts)))
+    nid_rows(counts.map(|(nid, counts)| (nid_text(nid.bytes), counts)))
 }
 
 /// A NID as text. NIDs are ASCII by both grammars; the lossy conversion
@@ -528,7 +531,67 @@ fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: 
 }
 
 /// Occurrences and distinct keys by NID.
-type ByNid<'t> = HashMap<&'t [u8], (u64, u64), foldhash::fast::RandomState>;
+type ByNid<'t> = HashMap<HashedNid<'t>, (u64, u64), BuildHasherDefault<StoredHash>>;
+
+/// A NID and its hash, computed once. The maps of [`nid_stats`] take that
+/// number as it is ([`StoredHash`]): hashed by the map, a NID was hashed
+/// once to choose its part, again to find its slot, and again at every
+/// growth of a map and every merge, which with 130,000 NIDs was a tenth of
+/// a `scan --stats` run on dense text (`perf`). Equality still compares
+/// the bytes: two NIDs of equal hash are counted apart.
+#[derive(Clone, Copy, Debug)]
+struct HashedNid<'t> {
+    hash: u64,
+    bytes: &'t [u8],
+}
+
+impl<'t> HashedNid<'t> {
+    fn new(bytes: &'t [u8], hasher: &impl BuildHasher) -> HashedNid<'t> {
+        HashedNid { hash: hasher.hash_one(bytes), bytes }
+    }
+
+    /// Which of `parts` (a power of two) maps count this NID: bits the
+    /// map does not use (it takes its slot from the low bits and its tags
+    /// from the top seven).
+    fn part(&self, parts: usize) -> usize {
+        (self.hash >> 32) as usize & (parts - 1)
+    }
+}
+
+impl PartialEq for HashedNid<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.bytes == other.bytes
+    }
+}
+
+impl Eq for HashedNid<'_> {}
+
+impl Hash for HashedNid<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// The hasher of [`ByNid`]: the hash a [`HashedNid`] carries, unchanged.
+#[derive(Default)]
+struct StoredHash(u64);
+
+impl Hasher for StoredHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `HashedNid` is hashed with this, through `write_u64`; were
+        // anything else, it would still get a hash (a poor one, FNV-1a).
+        self.0 =
+            bytes.iter().fold(self.0 ^ 0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
 
 /// `a` and `b` in one map: counts of the same NID added.
 fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
@@ -590,5 +653,30 @@ mod tests {
             let got: Vec<(&[u8], (u64, u64))> = all.0.iter().map(|r| (r.nid.as_bytes(), (r.occurrences, r.unique))).collect();
             prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn nids_of_equal_hash_are_counted_apart() {
+        let nid = |hash, bytes: &'static [u8]| HashedNid { hash, bytes };
+        let count = |map: &mut ByNid<'static>, n: HashedNid<'static>| {
+            let slot = map.entry(n).or_default();
+            slot.0 += 1;
+            slot.1 += 1;
+        };
+        let (mut a, mut b) = (ByNid::default(), ByNid::default());
+        for n in [nid(7, b"isbn"), nid(7, b"issn"), nid(7, b"isbn"), nid(8, b"ab")] {
+            count(&mut a, n);
+        }
+        for n in [nid(7, b"issn"), nid(9, b"urn-7")] {
+            count(&mut b, n);
+        }
+        let mut got: Vec<(&[u8], (u64, u64))> = merge_counts(a, b).into_iter().map(|(n, c)| (n.bytes, c)).collect();
+        got.sort();
+        let want: Vec<(&[u8], (u64, u64))> =
+            vec![(b"ab", (1, 1)), (b"isbn", (2, 2)), (b"issn", (2, 2)), (b"urn-7", (1, 1))];
+        assert_eq!(got, want);
+        // The part comes from bits the map leaves alone, and is in range.
+        assert!((0..1000u64).map(|i| nid(i << 32, b"x").part(16)).all(|p| p < 16));
+        assert_eq!(nid(5 << 32, b"x").part(16), 5);
     }
 }
