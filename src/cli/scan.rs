@@ -15,6 +15,7 @@ use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
 use urnscan::ordered::write_in_order;
+use urnscan::platform::prefetch::prefetch;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
@@ -368,9 +369,26 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
             parts
         })
         .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
-    let counts = parts.into_par_iter().flat_map_iter(|part| part.into_iter());
-    nid_rows(counts.map(|(nid, counts)| (nid_text(nid.bytes), counts)))
+    nid_rows(parts.into_par_iter().flat_map_iter(as_text))
 }
+
+/// The NIDs of `counts` as text, with their counts. A NID's bytes are
+/// those of the key where it was first seen, all over the key table, so
+/// the NIDs a few entries ahead are prefetched: read one after the other,
+/// 130,000 NIDs cost 5 % of a `scan --stats` run on dense text (`perf`).
+fn as_text(counts: ByNid<'_>) -> Vec<(String, (u64, u64))> {
+    let counts: Vec<(HashedNid<'_>, (u64, u64))> = counts.into_iter().collect();
+    let text = |(i, (nid, n)): (usize, &(HashedNid<'_>, (u64, u64)))| {
+        if let Some((ahead, _)) = counts.get(i + AHEAD) {
+            prefetch(ahead.bytes);
+        }
+        (nid_text(nid.bytes), *n)
+    };
+    counts.iter().enumerate().map(text).collect()
+}
+
+/// How many NIDs ahead [`as_text`] prefetches.
+const AHEAD: usize = 8;
 
 /// A NID as text. NIDs are ASCII by both grammars; the lossy conversion
 /// only keeps a broken table from panicking.
