@@ -36,15 +36,21 @@
 //!
 //! The sort of handles never reads a key while comparing: a comparison
 //! that had to would wait for a cache miss, and keys often share long
-//! prefixes (`urn:nbn:de:…`). Handles are sorted by bytes 4..20 (every key
-//! starts with `urn:`); each run of handles that tie is then given the
-//! key's next 16 bytes, read once per handle, and sorted again, and so on
-//! (a most-significant-digit radix sort with 128-bit digits). Keys hold no
+//! prefixes (`urn:nbn:de:…`). Handles are sorted by the 16 bytes that
+//! follow what every key of the bucket shares: the common prefix of the
+//! two splitters around it (at least `urn:`, which every key starts
+//! with). Each run of handles that tie is then given the key's next 16
+//! bytes, read once per handle, and sorted again, and so on (a
+//! most-significant-digit radix sort with 128-bit digits). Keys hold no
 //! zero bytes, so zero padding puts a shorter key first, as byte order
 //! does. (With 8 bytes per round, the rounds for ties cost a third of the
 //! sort on 256 MiB of dense text: each reads every tied key again, a
 //! cache miss; 16 bytes made the sort 5–9 % faster there and on the 10 M
-//! line dataset, in `urnscan bench`'s `+ sort` row.)
+//! line dataset, in `urnscan bench`'s `+ sort` row. Skipping the shared
+//! prefix made `dedup --sort key` 4–5 % faster on 3 M lines of one
+//! library's `urn:nbn:de:bsz:16-heidok-…`, where every bucket's keys
+//! tied in their first round before, and changed nothing measurable on the
+//! generated workloads, whose buckets mix namespaces.)
 
 use std::io::{self, Write};
 use std::ops::Range;
@@ -141,7 +147,9 @@ impl<'t> SortedEntries<'t> {
                 by_bucket[b].push(part);
             }
         }
-        by_bucket.into_par_iter().for_each(|mut parts| sort_bucket(&mut parts, tables));
+        by_bucket.into_par_iter().enumerate().for_each(|(b, mut parts)| {
+            sort_bucket(&mut parts, tables, shared_prefix(&splitters, b));
+        });
         let mut parts = Vec::new();
         let mut rank = 0;
         // Where each buffer's share of the current bucket starts.
@@ -224,7 +232,7 @@ fn splitters(tables: &[KeyTable], sizes: Buckets) -> Vec<(u64, &[u8])> {
         .par_iter()
         .enumerate()
         .flat_map_iter(|(t, table)| {
-            table.iter_offsets().step_by(sizes.sample_step).map(move |(offset, e)| handle(e.key, place(t, offset)))
+            table.iter_offsets().step_by(sizes.sample_step).map(move |(offset, e)| handle(e.key, 4, place(t, offset)))
         })
         .collect();
     sort_from(&mut samples, 4, tables);
@@ -287,10 +295,25 @@ fn split_by<T>(mut slice: &mut [T], sizes: impl Iterator<Item = usize>) -> Vec<&
     parts
 }
 
-/// Sorts one bucket, whose places are `parts`, by key through a temporary
-/// [`Handle`] per entry (see the module docs), and writes the places
-/// back over the parts in order.
-fn sort_bucket(parts: &mut [&mut [u64]], tables: &[KeyTable]) {
+/// How many bytes every key of bucket `b` shares: the common prefix of
+/// the splitters on either side (keys `k` with `lower <= k < upper` all
+/// start with it), or `urn:` for the first and last buckets.
+fn shared_prefix(splitters: &[(u64, &[u8])], b: usize) -> usize {
+    match (b.checked_sub(1).and_then(|b| splitters.get(b)), splitters.get(b)) {
+        (Some((_, lower)), Some((_, upper))) => {
+            lower.iter().zip(upper.iter()).take_while(|(x, y)| x == y).count().max(4)
+        }
+        _ => 4,
+    }
+}
+
+/// Sorts one bucket, whose places are `parts` and whose keys all share
+/// their first `from` bytes, by key through a temporary [`Handle`] per
+/// entry (see the module docs), and writes the places back over the parts
+/// in order. Starting the handles past the shared bytes spares the ties
+/// a bucket of long common prefixes (`urn:nbn:de:...`) would have in
+/// its first rounds, each a read of every tied key.
+fn sort_bucket(parts: &mut [&mut [u64]], tables: &[KeyTable], from: usize) {
     let mut handles = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
     for part in parts.iter() {
         for (i, &p) in part.iter().enumerate() {
@@ -299,10 +322,10 @@ fn sort_bucket(parts: &mut [&mut [u64]], tables: &[KeyTable]) {
                 table.prefetch_entry_at(offset);
             }
             let (table, offset) = at(tables, p);
-            handles.push(handle(table.key_at(offset), p));
+            handles.push(handle(table.key_at(offset), from, p));
         }
     }
-    sort_from(&mut handles, 4, tables);
+    sort_from(&mut handles, from, tables);
     let sorted = handles.iter().map(|h| h[PLACE]);
     for (slot, p) in parts.iter_mut().flat_map(|part| part.iter_mut()).zip(sorted) {
         *slot = p;
@@ -319,10 +342,9 @@ type Handle = [u64; 3];
 /// Where a [`Handle`] keeps the place.
 const PLACE: usize = 2;
 
-/// The handle of `key` at `place`, with the key's bytes 4..20 (every key
-/// starts with `urn:`).
-fn handle(key: &[u8], place: u64) -> Handle {
-    [digit_at(key, 4), digit_at(key, 12), place]
+/// The handle of `key` at `place`, with the key's bytes `from..from + 16`.
+fn handle(key: &[u8], from: usize, place: u64) -> Handle {
+    [digit_at(key, from), digit_at(key, from + 8), place]
 }
 
 /// Sorts `handles`, whose digits are bytes `from..from + 16` of their keys,
@@ -434,6 +456,22 @@ mod tests {
             let got: Vec<Vec<u8>> =
                 SortedEntries::sort(&tables, buffers, sizes).iter().map(|e| e.key.to_vec()).collect();
             assert!(got.iter().map(Vec::as_slice).eq(want.iter().copied()), "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn a_bucket_shares_the_prefix_of_its_splitters() {
+        let splitters: Vec<(u64, &[u8])> = [&b"urn:nbn:de:a1"[..], b"urn:nbn:de:a15", b"urn:nbn:fi:x", b"urn:oid:1"]
+            .into_iter()
+            .map(|s| (digit_at(s, 4), s))
+            .collect();
+        let prefixes: Vec<usize> = (0..=splitters.len()).map(|b| shared_prefix(&splitters, b)).collect();
+        // Before the first and after the last splitter: only "urn:".
+        assert_eq!(prefixes, [4, "urn:nbn:de:a1".len(), "urn:nbn:".len(), "urn:".len(), 4]);
+        // Every key of a bucket does start with that prefix.
+        for key in [&b"urn:nbn:de:a1"[..], b"urn:nbn:de:a10", b"urn:nbn:de:a14zz", b"urn:nbn:de:b", b"urn:nbn:fi:w"] {
+            let b = bucket_of(&splitters, key);
+            assert_eq!(key[..prefixes[b]], splitters[b - 1].1[..prefixes[b]], "{}", String::from_utf8_lossy(key));
         }
     }
 
