@@ -356,8 +356,9 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
         .shards()
         .par_iter()
         // One set of maps per thread: every shard holds keys of nearly
-        // every NID, so each set ends up with all of them, and a set per
-        // shard only added memory and merges.
+        // every NID, so each set ends up with all of them, and the extra
+        // sets rayon's fold would start (one per split) only added memory
+        // and merges.
         .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
         .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
@@ -554,9 +555,10 @@ type ByNid<'t> = HashMap<HashedNid<'t>, (u64, u64), BuildHasherDefault<StoredHas
 /// A NID and its hash, computed once. The maps of [`nid_stats`] take that
 /// number as it is ([`StoredHash`]): hashed by the map, a NID was hashed
 /// once to choose its part, again to find its slot, and again at every
-/// growth of a map and every merge, which with 130,000 NIDs was a tenth of
-/// a `scan --stats` run on dense text (`perf`). Equality still compares
-/// the bytes: two NIDs of equal hash are counted apart.
+/// growth of a map and every merge; with the probing, the maps took a
+/// tenth of a `scan --stats` run on dense text with 130,000 NIDs (`perf`).
+/// Equality still compares the bytes: two NIDs of equal hash are counted
+/// apart.
 #[derive(Clone, Copy, Debug)]
 struct HashedNid<'t> {
     hash: u64,
@@ -600,8 +602,8 @@ impl Hasher for StoredHash {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `HashedNid` is hashed with this, through `write_u64`; were
-        // anything else, it would still get a hash (a poor one, FNV-1a).
+        // Only `HashedNid` is hashed with this, through `write_u64`.
+        // Anything else would still get a hash, if a poor one (FNV-1a).
         self.0 =
             bytes.iter().fold(self.0 ^ 0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     }
