@@ -22,13 +22,33 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe))
 }
 
-/// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
+/// Writes one CSV record (RFC 4180): the fields separated by commas, each
+/// quoted when it holds a comma, quote or line break (a quote doubled),
+/// then a line break. Straight into `out`: records are printed by the
+/// million, and a `String` per field, joined, made `scan --unique --format
+/// csv` 1.5 times as slow as its text output on dense text.
+pub fn write_csv_record(out: &mut impl Write, fields: &[&[u8]]) -> io::Result<()> {
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        write_csv_field(out, field)?;
     }
+    out.write_all(b"\n")
+}
+
+fn write_csv_field(out: &mut impl Write, field: &[u8]) -> io::Result<()> {
+    if !field.iter().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        return out.write_all(field);
+    }
+    out.write_all(b"\"")?;
+    for (i, part) in field.split(|&b| b == b'"').enumerate() {
+        if i > 0 {
+            out.write_all(b"\"\"")?;
+        }
+        out.write_all(part)?;
+    }
+    out.write_all(b"\"")
 }
 
 /// The NID of an equivalence key (`urn:NID:NSS`), already lower-cased.
@@ -135,9 +155,18 @@ mod tests {
 
     #[test]
     fn csv_quoting() {
-        assert_eq!(csv_field("urn:ab:c"), "urn:ab:c");
-        assert_eq!(csv_field("urn:ab:c,d"), "\"urn:ab:c,d\"");
-        assert_eq!(csv_field("a\"b"), "\"a\"\"b\"");
+        let record = |fields: &[&str]| {
+            let mut out = Vec::new();
+            let fields: Vec<&[u8]> = fields.iter().map(|f| f.as_bytes()).collect();
+            write_csv_record(&mut out, &fields).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(record(&["urn:ab:c"]), "urn:ab:c\n");
+        assert_eq!(record(&["urn:ab:c,d", "7"]), "\"urn:ab:c,d\",7\n");
+        assert_eq!(record(&["a\"b", "", "x\ny"]), "\"a\"\"b\",,\"x\ny\"\n");
+        // A lone quote: opened, doubled, closed (RFC 4180 §2, rule 7).
+        assert_eq!(record(&["\"", "a\r"]), "\"\"\"\",\"a\r\"\n");
+        assert_eq!(record(&[]), "\n");
     }
 
     #[test]

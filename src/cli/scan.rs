@@ -21,7 +21,9 @@ use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
-use super::output::{csv_field, json_str, nid_of_key, pad, thousands, thousands_len, write_thousands, write_u64};
+use super::output::{
+    json_str, nid_of_key, pad, thousands, thousands_len, write_csv_record, write_thousands, write_u64,
+};
 use super::progress::{self, Progress};
 use super::{grammar, Format, MmapArg, ScanArgs, Ui};
 
@@ -223,7 +225,9 @@ impl<W: Write> Sink for Printer<'_, W> {
             Format::Jsonl | Format::Json => {
                 self.out.write_all(b"{\"path\":")?;
                 json_str(&mut self.out, file.name)?;
-                write!(self.out, ",\"offset\":{offset},\"urn\":")?;
+                self.out.write_all(b",\"offset\":")?;
+                write_u64(&mut self.out, offset)?;
+                self.out.write_all(b",\"urn\":")?;
                 json_str(&mut self.out, urn.as_str())?;
                 self.out.write_all(b",\"key\":")?;
                 json_str(&mut self.out, &urn.key())?;
@@ -232,11 +236,11 @@ impl<W: Write> Sink for Printer<'_, W> {
                 self.out.write_all(b"}\n")
             }
             Format::Csv => {
-                let key = urn.key();
-                let nid = urn.nid().to_ascii_lowercase();
-                let fields = [file.name, &offset.to_string(), urn.as_str(), &key, &nid];
-                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-                writeln!(self.out, "{}", line.join(","))
+                let (key, nid) = (urn.key(), urn.nid().to_ascii_lowercase());
+                let mut offset_text = itoa::Buffer::new();
+                let offset_text = offset_text.format(offset).as_bytes();
+                let fields = [file.name.as_bytes(), offset_text, urn.as_bytes(), key.as_bytes(), nid.as_bytes()];
+                write_csv_record(&mut self.out, &fields)
             }
         }
     }
@@ -263,9 +267,9 @@ impl<W: Write> Sink for Printer<'_, W> {
                 self.out.write_all(b"}\n")
             }
             Format::Csv => {
-                let fields = [file.name, &offset.to_string(), kind, &shown];
-                let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-                writeln!(self.out, "{}", line.join(","))
+                let mut offset_text = itoa::Buffer::new();
+                let offset_text = offset_text.format(offset).as_bytes();
+                write_csv_record(&mut self.out, &[file.name.as_bytes(), offset_text, kind.as_bytes(), shown.as_bytes()])
             }
         }
     }
@@ -291,7 +295,9 @@ impl<W: Write> Sink for Printer<'_, W> {
                 json_str(&mut self.out, file.name)?;
                 writeln!(self.out, ",\"count\":{n}}}")
             }
-            Format::Csv => writeln!(self.out, "{},{n}", csv_field(file.name)),
+            Format::Csv => {
+                write_csv_record(&mut self.out, &[file.name.as_bytes(), itoa::Buffer::new().format(n).as_bytes()])
+            }
         }
     }
 
@@ -319,18 +325,24 @@ fn unique_record(out: &mut Vec<u8>, format: Format, e: &Entry<'_>, path: &str) -
             json_str(out, key)?;
             out.write_all(b",\"urn\":")?;
             json_str(out, ascii(&e.raw.to_vec()))?;
-            write!(out, ",\"count\":{},\"nid\":", e.count)?;
+            out.write_all(b",\"count\":")?;
+            write_u64(out, e.count)?;
+            out.write_all(b",\"nid\":")?;
             json_str(out, nid_of_key(key))?;
             out.write_all(b",\"path\":")?;
             json_str(out, path)?;
-            writeln!(out, ",\"offset\":{}}}", e.first.offset)
+            out.write_all(b",\"offset\":")?;
+            write_u64(out, e.first.offset)?;
+            out.write_all(b"}\n")
         }
         Format::Csv => {
             let key = ascii(e.key);
             let raw = e.raw.to_vec();
-            let fields = [key, ascii(&raw), &e.count.to_string(), nid_of_key(key), path, &e.first.offset.to_string()];
-            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-            writeln!(out, "{}", line.join(","))
+            let (mut count, mut offset) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let (count, offset) = (count.format(e.count).as_bytes(), offset.format(e.first.offset).as_bytes());
+            let fields =
+                [key.as_bytes(), ascii(&raw).as_bytes(), count, nid_of_key(key).as_bytes(), path.as_bytes(), offset];
+            write_csv_record(out, &fields)
         }
     }
 }
