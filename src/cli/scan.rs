@@ -229,14 +229,17 @@ impl<W: Write> Sink for Printer<'_, W> {
                 write_u64(&mut self.out, offset)?;
                 self.out.write_all(b",\"urn\":")?;
                 json_str(&mut self.out, urn.as_str())?;
+                // The key holds the NID lower-cased: no copy of it is made.
+                let key = urn.key();
                 self.out.write_all(b",\"key\":")?;
-                json_str(&mut self.out, &urn.key())?;
+                json_str(&mut self.out, &key)?;
                 self.out.write_all(b",\"nid\":")?;
-                json_str(&mut self.out, &urn.nid().to_ascii_lowercase())?;
+                json_str(&mut self.out, nid_of_key(&key))?;
                 self.out.write_all(b"}\n")
             }
             Format::Csv => {
-                let (key, nid) = (urn.key(), urn.nid().to_ascii_lowercase());
+                let key = urn.key();
+                let nid = nid_of_key(&key);
                 let mut offset_text = itoa::Buffer::new();
                 let offset_text = offset_text.format(offset).as_bytes();
                 let fields = [file.name.as_bytes(), offset_text, urn.as_bytes(), key.as_bytes(), nid.as_bytes()];
