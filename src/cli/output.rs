@@ -53,8 +53,14 @@ fn write_csv_field(out: &mut impl Write, field: &[u8]) -> io::Result<()> {
 
 /// The NID of an equivalence key (`urn:NID:NSS`), already lower-cased.
 pub fn nid_of_key(key: &str) -> &str {
-    let rest = key.get(4..).unwrap_or("");
-    rest.split(':').next().unwrap_or("")
+    // Cut at an ASCII ':' (or the end), so still UTF-8.
+    std::str::from_utf8(nid_bytes_of_key(key.as_bytes())).unwrap_or("")
+}
+
+/// [`nid_of_key`] on the key's bytes, as the key table holds them.
+pub fn nid_bytes_of_key(key: &[u8]) -> &[u8] {
+    let rest = key.get(4..).unwrap_or_default();
+    rest.split(|&b| b == b':').next().unwrap_or_default()
 }
 
 /// Writes `n` in decimal. Output lines are printed by the million, and
@@ -176,5 +182,8 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(nid_of_key("urn:isbn:123:4"), "isbn");
+        assert_eq!(nid_of_key("urn:x-y"), "x-y");
+        assert_eq!(nid_of_key("urn"), "");
+        assert_eq!(nid_bytes_of_key(b"urn:nbn:de:1"), b"nbn");
     }
 }

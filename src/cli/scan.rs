@@ -22,7 +22,7 @@ use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
 use super::output::{
-    json_str, nid_of_key, pad, thousands, thousands_len, write_csv_record, write_thousands, write_u64,
+    json_str, nid_bytes_of_key, nid_of_key, pad, thousands, thousands_len, write_csv_record, write_thousands, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, Format, MmapArg, ScanArgs, Ui};
@@ -637,12 +637,6 @@ fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
         slot.1 += unique;
     }
     large
-}
-
-/// The NID of an equivalence key (`urn:NID:NSS`), as bytes.
-fn nid_bytes_of_key(key: &[u8]) -> &[u8] {
-    let rest = key.get(4..).unwrap_or_default();
-    rest.split(|&b| b == b':').next().unwrap_or_default()
 }
 
 fn ascii(bytes: &[u8]) -> &str {
