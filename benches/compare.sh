@@ -23,6 +23,10 @@
 #   only counts, as `rg -c` does: compare those two rows with each other),
 #   peak RSS (one separate /usr/bin/time -v run).
 #
+# Below the table: the load while timing, the huge-page setting, and the
+# machine (CPU model, CPUs, memory, kernel), the date, urnscan's version and
+# commit and the peers' versions, so that a pasted table says what it ran on.
+#
 # The floor comes two ways. The floor process, `urnscan bench --floor --once`
 # (map the file, read every byte, unmap, exit), is timed like every other
 # row, so "x floor" compares whole processes, median with median. The
@@ -77,6 +81,24 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 note() { echo "compare.sh: $*" >&2; }
 die() { note "$*"; exit 1; }
 wants() { [[ ,$only, == *,$1,* ]]; }
+
+# The machine, the date and the versions of everything timed, one line each.
+# Best effort: a tool that is missing or fails leaves its part out (each
+# substitution ends in `|| true`, as set -e and pipefail would stop here).
+describe_run() {
+    local cpu mem commit peers=() joined
+    first_line() { "$@" 2>/dev/null | sed -n 1p || true; }
+    cpu=$( (lscpu 2>/dev/null || true) | sed -n 's/^Model name: *//p' | sed -n 1p || true)
+    mem=$(awk '/^MemTotal:/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
+    echo "Machine: ${cpu:-$(uname -m)}, $(nproc 2>/dev/null || echo '?') CPUs${mem:+, $mem}; $(uname -sr)"
+    commit=$(git -C "$root" describe --always --dirty 2>/dev/null || true)
+    echo "Finished: $(date -u '+%Y-%m-%d %H:%M UTC'); $(first_line "$bin" --version)${commit:+ (commit $commit)}"
+    [[ $have_rg == 1 ]] && peers+=("$(first_line rg --version)")
+    peers+=("$(first_line grep --version)" "$(first_line sort --version)")
+    [[ $have_hyperfine == 1 ]] && peers+=("$(first_line hyperfine --version)")
+    joined=$(printf '%s; ' "${peers[@]}")
+    echo "Peers: ${joined%; }"
+}
 
 # ---------------------------------------------------------------------------
 # Tools
@@ -367,4 +389,7 @@ done
     # zeroing huge pages under `always`, so the ratios depend on it.
     thp=/sys/kernel/mm/transparent_hugepage/enabled
     [[ -r $thp ]] && echo "Transparent huge pages: $(cat "$thp")"
+    # What a table needs beside it to be read later (BENCHMARKS.md gives
+    # every table with its machine, date and versions).
+    describe_run
 }
