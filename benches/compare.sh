@@ -23,9 +23,10 @@
 #   only counts, as `rg -c` does: compare those two rows with each other),
 #   peak RSS (one separate /usr/bin/time -v run).
 #
-# Below the table: the load while timing, the huge-page setting, and the
-# machine (CPU model, CPUs, memory, kernel), the date, urnscan's version and
-# commit and the peers' versions, so that a pasted table says what it ran on.
+# Below the table: the load while timing (and how much of the page cache is
+# in huge folios), the huge-page setting, and the machine (CPU model, CPUs,
+# memory, kernel), the date, urnscan's version and commit and the peers'
+# versions, so that a pasted table says what it ran on.
 #
 # The floor comes two ways. The floor process, `urnscan bench --floor --once`
 # (map the file, read every byte, unmap, exit), is timed like every other
@@ -226,6 +227,19 @@ floor_of() { # file, threads -> seconds of "floor + map"
         jq --argjson t "$2" '.rows[] | select(.phase == "floor + map" and .threads == $t) | .seconds'
 }
 
+# How much of the page cache sits in huge (PMD-sized) folios, system-wide,
+# or nothing where /proc/meminfo does not say. Mapping a cached file costs
+# several times more when its pages are 4 KiB folios (seen on ext4 under
+# Linux 6.18: the 1 GiB floor at 43 ms just after the file was read back
+# from disk, 160 ms later with it cached in small folios), and every
+# urnscan row maps the file, so the floor and the ratios move with it.
+huge_file_pages() {
+    [[ -r /proc/meminfo ]] || return 0
+    awk '/^Cached:/ {c = $2} /^FileHugePages:/ {h = $2}
+         END {if (h != "") printf "; page cache %d MiB, %d MiB of it in huge folios", c / 1024, h / 1024}' \
+        /proc/meminfo || true
+}
+
 # Median seconds of each row of one workload, appended to $results as
 # workload, name, class, median, peak RSS KiB, output lines.
 time_workload() {
@@ -234,7 +248,7 @@ time_workload() {
     for i in "${!row_workload[@]}"; do [[ ${row_workload[$i]} == "$w" ]] && idx+=("$i"); done
     local prepare="cat $(printf %q "$file") > /dev/null" # page-cache it before every run
     bash -c "$prepare"
-    load_notes+=("$w: $(uptime | sed 's/.*load average/load average/')")
+    load_notes+=("$w: $(uptime | sed 's/.*load average/load average/')$(huge_file_pages)")
     note "timing $w ($(uptime | sed 's/.*load average/load average/'))"
     local medians=()
     if [[ $have_hyperfine == 1 ]]; then
