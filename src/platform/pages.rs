@@ -31,12 +31,12 @@
 //! pages and `scan --count -j1` took 66 ms instead of 72, `scan -u --stats`
 //! 137 instead of 141 (`-j2` 84 instead of 87). But the pages the scanner
 //! gives back window by window then stayed mapped: `dedup -q -j2` on the
-//! 10 M-line dataset (1.2 MiB windows) peaked at 277 MB instead of 196, 90
-//! MB of it file pages.
+//! 10 M-line dataset (1.2 MiB windows) peaked at 271 MiB instead of 191,
+//! 91 MiB of it file pages.
 //! So the flag stays as it is; giving pages back in 2 MiB-aligned steps
 //! would be the way to have both. (Letting mimalloc advise huge pages for
 //! the heap as well: dense text `scan -u --stats -j2` 278 → 250 ms, the
-//! dataset's `dedup -q -j2` 916 → 963 ms at 291 MB.)
+//! dataset's `dedup -q -j2` 916 → 963 ms at 284 MiB.)
 
 /// Asks the kernel not to back this process's anonymous memory with
 /// transparent huge pages from now on (`PR_SET_THP_DISABLE`). Returns
