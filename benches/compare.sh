@@ -231,7 +231,7 @@ floor_of() { # file, threads -> seconds of "floor + map"
 # or nothing where /proc/meminfo does not say. Mapping a cached file costs
 # several times more when its pages are 4 KiB folios (seen on ext4 under
 # Linux 6.18: the 1 GiB floor at 43 ms just after the file was read back
-# from disk, 160 ms later with it cached in small folios), and every
+# from disk, 160 ms with it cached in small folios), and every
 # urnscan row maps the file, so the floor and the ratios move with it.
 huge_file_pages() {
     [[ -r /proc/meminfo ]] || return 0
