@@ -159,8 +159,8 @@ impl UrnFinder {
 
     /// The same finder with software prefetch of the haystack turned on or
     /// off. It changes speed only, never a result; by default it is on
-    /// where it was measured to help (Intel CPUs). Ignored by the scalar
-    /// kernel.
+    /// where it was measured to help (Intel CPUs, AMD CPUs from Zen 5 on).
+    /// Ignored by the scalar kernel.
     pub fn with_prefetch(self, prefetch: bool) -> UrnFinder {
         UrnFinder { prefetch, ..self }
     }
