@@ -29,12 +29,12 @@
 //! (Linux 6.18), `MADV_HUGEPAGE` on each file mapping and mimalloc built
 //! without its own huge-page advice, 888 of 1,024 MiB were mapped in 2 MiB
 //! pages and `scan --count -j1` took 66 ms instead of 72, `scan -u --stats`
-//! 137 instead of 141 (`-j2` 84 instead of 87). But the pages the scanner
-//! gives back window by window then stayed mapped: `dedup -q -j2` on the
-//! 10 M-line dataset (1.2 MiB windows) peaked at 271 MiB instead of 191,
-//! 91 MiB of it file pages.
-//! So the flag stays as it is; giving pages back in 2 MiB-aligned steps
-//! would be the way to have both. (Letting mimalloc advise huge pages for
+//! 137 instead of 141 (`-j2` 84 instead of 87). But more of the file then
+//! stayed mapped although `dedup` gives each block's pages back as it goes:
+//! `dedup -q -j2` on the 10 M-line dataset peaked at 271 MiB instead of
+//! 191, 91 MiB of it file pages (13 before). So the flag stays as it is;
+//! giving pages back in 2 MiB-aligned steps is the first thing to try
+//! to have both. (Letting mimalloc advise huge pages for
 //! the heap as well: dense text `scan -u --stats -j2` 278 → 250 ms, the
 //! dataset's `dedup -q -j2` 916 → 963 ms at 284 MiB.)
 
