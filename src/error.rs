@@ -176,6 +176,12 @@ impl UrnError {
         self.grammar
     }
 
+    /// What the grammar requires, in words, without the position: e.g.
+    /// `the NID must be 2 to 32 characters long (RFC 8141 §2)`.
+    pub fn description(&self) -> &'static str {
+        self.kind.describe(self.grammar)
+    }
+
     /// One-line human description, e.g. `nid-too-short at byte 5: the NID
     /// must be 2 to 32 characters long (RFC 8141 §2)`.
     pub fn message(&self) -> String {

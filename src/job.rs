@@ -36,10 +36,17 @@
 //! [`INLINE_LIMIT`] plus the read-ahead queue, whatever its size; output
 //! stays in input order.
 //!
+//! With [`JobOptions::nids`], the URNs of other namespaces are dropped
+//! after the scan, where each consumer reads the events: counting
+//! ([`Totals::excluded`] instead of [`Totals::valid`]), the key batches and
+//! the output. The scan itself is the same, so a URN of another namespace
+//! still ends where it ends and hides what its bytes contain.
+//!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
 //! when their turn comes (see `is_regular_file`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::ops::Range;
@@ -55,6 +62,7 @@ use crate::error::{ErrorKind, UrnError};
 use crate::extract::ExtractOptions;
 use crate::grammar::{parse, Grammar};
 use crate::key::{key_shape, Fixes, KeyShape};
+use crate::nid::NidFilter;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
     self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
@@ -87,6 +95,9 @@ pub struct JobOptions {
     pub decompress: bool,
     /// Scan or skip binary inputs.
     pub binary: BinaryPolicy,
+    /// Keep only the URNs of these namespaces (`None`: all). Rejected
+    /// candidates are not filtered: they have no NID to trust.
+    pub nids: Option<NidFilter>,
 }
 
 impl Default for JobOptions {
@@ -102,6 +113,7 @@ impl Default for JobOptions {
             progress: None,
             decompress: false,
             binary: BinaryPolicy::Scan,
+            nids: None,
         }
     }
 }
@@ -119,8 +131,12 @@ pub struct Totals {
     pub bytes: u64,
     /// Candidates: `urn:` that passed the left-boundary rule.
     pub candidates: u64,
-    /// Candidates that yielded a URN.
+    /// Candidates that yielded a URN (of a namespace [`JobOptions::nids`]
+    /// keeps).
     pub valid: u64,
+    /// URNs of the namespaces [`JobOptions::nids`] leaves out: valid, but
+    /// not counted in [`Totals::valid`], not listed, not deduplicated.
+    pub excluded: u64,
     /// Candidates that yielded none, by the error kind of their longest attempt.
     pub invalid_kinds: BTreeMap<ErrorKind, u64>,
     /// Inputs that could not be read (or changed while read).
@@ -133,11 +149,15 @@ impl Totals {
         self.invalid_kinds.values().sum()
     }
 
-    fn count(&mut self, event: &Event) {
-        self.candidates += 1;
-        match event {
-            Event::Urn { .. } => self.valid += 1,
-            Event::Rejected { error, .. } => *self.invalid_kinds.entry(error.kind()).or_default() += 1,
+    /// Counts `events`, whose offsets refer to `hay`.
+    fn count(&mut self, events: &[Event], hay: &[u8], nids: Option<&NidFilter>) {
+        self.candidates += events.len() as u64;
+        for event in events {
+            match *event {
+                Event::Urn { offset, len } if kept(nids, &hay[offset..offset + len]) => self.valid += 1,
+                Event::Urn { .. } => self.excluded += 1,
+                Event::Rejected { ref error, .. } => *self.invalid_kinds.entry(error.kind()).or_default() += 1,
+            }
         }
     }
 
@@ -148,6 +168,7 @@ impl Totals {
         self.bytes += other.bytes;
         self.candidates += other.candidates;
         self.valid += other.valid;
+        self.excluded += other.excluded;
         self.errors += other.errors;
         for (k, n) in &other.invalid_kinds {
             *self.invalid_kinds.entry(*k).or_default() += n;
@@ -380,7 +401,7 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) ->
     let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
     let Spanned { events, keys, parts } = scan_keyed(scanner, opts, hay, 0..hay.len(), origin);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
-    events.iter().for_each(|e| totals.count(e));
+    totals.count(&events, hay, opts.nids.as_ref());
     let changed = whole.changed_during_use();
     let events = if opts.events { events } else { Vec::new() };
     let whole = (opts.events || opts.keys).then_some(whole);
@@ -420,10 +441,43 @@ pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
 /// no pass over the bytes to find it again. A shape that no longer fits
 /// the bytes (a mapping changed since the scan) drops the URN, and one that
 /// fits is checked again before its key is kept, as for [`key_batch`].
-fn walked_key_batch(hay: &[u8], events: &[Event], shapes: &[KeyShape], origin: Origin) -> KeyBatch {
+/// URNs of namespaces that `nids` leaves out are left out of the batch.
+fn walked_key_batch(
+    hay: &[u8],
+    events: &[Event],
+    shapes: &[KeyShape],
+    origin: Origin,
+    nids: Option<&NidFilter>,
+) -> KeyBatch {
     debug_assert_eq!(urn_bytes(hay, events).count(), shapes.len());
-    let urns = urn_bytes(hay, events).zip(shapes).map(|((offset, raw), shape)| (offset, raw, shape.apply(raw)));
+    let urns = urn_bytes(hay, events)
+        .zip(shapes)
+        .filter(|((_, raw), _)| kept(nids, raw))
+        .map(|((offset, raw), shape)| (offset, raw, shape.apply(raw)));
     batch_of(origin, shapes.len(), urns)
+}
+
+/// Whether the URN `urn` is of a namespace `nids` keeps (without a filter,
+/// every one is).
+fn kept(nids: Option<&NidFilter>, urn: &[u8]) -> bool {
+    nids.is_none_or(|f| f.accepts(urn))
+}
+
+/// `events` without the URNs of namespaces that `nids` leaves out.
+fn kept_events<'e>(events: &'e [Event], hay: &[u8], nids: Option<&NidFilter>) -> Cow<'e, [Event]> {
+    match nids {
+        None => Cow::Borrowed(events),
+        Some(_) => Cow::Owned(
+            events
+                .iter()
+                .filter(|e| match **e {
+                    Event::Urn { offset, len } => kept(nids, &hay[offset..offset + len]),
+                    Event::Rejected { .. } => true,
+                })
+                .copied()
+                .collect(),
+        ),
+    }
 }
 
 /// Phase 1 over a whole buffer: `hay` scanned a window of `window` bytes at
@@ -438,7 +492,7 @@ pub fn scan_windows_keyed(
     origin: Origin,
     on_window: impl FnMut(&[Event], Vec<KeyBatch>) -> bool,
 ) {
-    let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin);
+    let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin, None);
     scanner.scan_windows_shaped(hay, window, None, per_chunk, on_window);
 }
 
@@ -490,7 +544,8 @@ fn scan_keyed(scanner: &Scanner, opts: &JobOptions, hay: &[u8], span: Range<usiz
     let progress = opts.progress.as_deref();
     let (from, end) = (span.start, span.end);
     if opts.keys {
-        let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin);
+        let nids = opts.nids.as_ref();
+        let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin, nids);
         let (events, keys) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
         Spanned { events, keys, parts: Vec::new() }
     } else if opts.events {
@@ -545,7 +600,7 @@ impl Consumer<'_> {
                 if let Some(whole) = &scanned.whole {
                     // Bytes that changed under the scan are parsed again.
                     let parts = if scanned.changed { &[][..] } else { &scanned.parts[..] };
-                    emit(scanner, file, whole.as_bytes(), 0, &scanned.events, parts, self.sink)?;
+                    emit(opts, file, whole.as_bytes(), 0, &scanned.events, parts, self.sink)?;
                 }
                 scanned.events = Vec::new();
                 scanned.parts = Vec::new();
@@ -622,7 +677,7 @@ fn changed_error(name: &str) -> InputError {
 /// a copy). Measured: printing from the parts took 15 % off a plain
 /// `scan -j1` of 8 MB of dense text (59.9 M → 50.5 M instructions).
 fn emit(
-    scanner: &Scanner,
+    opts: &JobOptions,
     file: FileRef<'_>,
     hay: &[u8],
     base: u64,
@@ -630,13 +685,18 @@ fn emit(
     parts: &[Vec<Parts>],
     sink: &mut dyn Sink,
 ) -> io::Result<()> {
-    let grammar = scanner.options().grammar;
+    let (grammar, nids) = (opts.extract.grammar, opts.nids.as_ref());
     let mut parts = parts.iter().flatten();
     for event in events {
         match *event {
             Event::Urn { offset, len } => {
                 let bytes = &hay[offset..offset + len];
-                let urn = match parts.next() {
+                // Taken first: the parts follow every URN event.
+                let part = parts.next();
+                if !kept(nids, bytes) {
+                    continue;
+                }
+                let urn = match part {
                     Some(&p) if usize::from(p.end) == len && bytes.last() != Some(&0) => {
                         Some(Urn::from_parts(bytes, grammar, p))
                     }
@@ -686,7 +746,7 @@ fn scan_large(
     // before `released` went already.
     let (mut released, mut done_before) = (0, 0);
     while let Some(Spanned { events, keys, parts }) = scanned.take() {
-        events.iter().for_each(|e| totals.count(e));
+        totals.count(&events, hay, opts.nids.as_ref());
         let next_from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(span.end);
         // Windows shrink when the run keeps something per URN (keys for
         // the table, parts for the output); a run that only counts keeps
@@ -716,7 +776,7 @@ fn scan_large(
             if opts.events {
                 // Once the file has shrunk, its URNs are parsed again.
                 let parts = if whole.changed_during_use() { &[][..] } else { &parts[..] };
-                emitted = emit(scanner, file, hay, 0, &events, parts, sink);
+                emitted = emit(opts, file, hay, 0, &events, parts, sink);
             }
         });
         emitted?;
@@ -754,19 +814,19 @@ fn scan_stream(
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
     let mut on_block = |buf: &[u8], base: u64, events: &[Event], parts: &[Vec<Parts>]| {
-        events.iter().for_each(|e| totals.count(e));
+        totals.count(events, buf, opts.nids.as_ref());
         let read = base + buf.len() as u64;
         advance(opts, read - reported);
         reported = read;
         if opts.events {
-            if let Err(e) = emit(scanner, file, buf, base, events, parts, sink) {
+            if let Err(e) = emit(opts, file, buf, base, events, parts, sink) {
                 sink_error = Some(e);
                 return false;
             }
         }
         if opts.keys {
             let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
-            add_keys(&mut outcome.table, buf, events, origin);
+            add_keys(&mut outcome.table, buf, &kept_events(events, buf, opts.nids.as_ref()), origin);
         }
         true
     };
@@ -903,7 +963,8 @@ mod tests {
 
     fn printed(scanner: &Scanner, hay: &[u8], events: &[Event], parts: &[Vec<Parts>]) -> Vec<(u64, String)> {
         let mut sink = Printed::default();
-        emit(scanner, FileRef { index: 0, name: "f" }, hay, 0, events, parts, &mut sink).unwrap();
+        let opts = JobOptions { extract: scanner.options(), ..JobOptions::default() };
+        emit(&opts, FileRef { index: 0, name: "f" }, hay, 0, events, parts, &mut sink).unwrap();
         sink.0
     }
 
@@ -955,7 +1016,7 @@ mod tests {
             let origin = Origin { file: 0, base: 0, grammar, mapped: true };
             let during = damaged(&hay, &during, cut);
             let batches: Vec<KeyBatch> =
-                chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin)).collect();
+                chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin, None)).collect();
             let after = damaged(&during, &after, cut);
             let mut table = ShardedTable::new();
             absorb(&mut table, &batches, &after);
@@ -966,6 +1027,62 @@ mod tests {
                 prop_assert!(raw.iter().all(u8::is_ascii_graphic));
                 let key = key_of_valid(&raw, grammar);
                 prop_assert_eq!(key.as_deref(), Some(entry.key));
+            }
+        }
+
+        /// `--nid`: a run with a filter hands the sink, counts and keys
+        /// exactly the URNs of the unfiltered run whose NID is one of the
+        /// filter's (compared in any case), for whole files, mapped or read,
+        /// and for streamed blocks. URNs of other NIDs still end where they
+        /// end: `urn:cd:x/urn:ab:y` is one URN of NID `cd`, and nothing of
+        /// it is kept.
+        #[test]
+        fn a_nid_filter_keeps_exactly_the_urns_of_its_nids(
+            urns in prop::collection::vec("(urn|URN):(ab|AB|aB|cd|abc|a-b|b):[a-b%2cF]{1,6}", 1..24),
+            seps in prop::collection::vec(prop::sample::select(vec![" ", "/", "\n", "<x>", "urn:", "."]), 24),
+            chunk in 1usize..48,
+            block in 8usize..96,
+        ) {
+            let hay: String = urns.iter().zip(&seps).map(|(u, s)| format!("{u}{s}")).collect();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.txt");
+            std::fs::write(&path, &hay).unwrap();
+            let paths = [path];
+            let filter = NidFilter::new(["AB", "a-b"], Grammar::Rfc8141).unwrap();
+            // A file mapped, read whole, and streamed in blocks of `block` bytes.
+            let job = |opts: &JobOptions, streamed: bool, sink: &mut Printed| {
+                if !streamed {
+                    return run(&paths, opts, sink).unwrap();
+                }
+                let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
+                let mut outcome = Outcome::default();
+                let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
+                scan_stream(&scanner, opts, FileRef { index: 0, name: "-" }, reader, sink, &mut outcome).unwrap();
+                outcome
+            };
+            for (mmap, streamed) in [(MmapPolicy::Always, false), (MmapPolicy::Never, false), (MmapPolicy::Never, true)] {
+                let opts = JobOptions { mmap, chunk_size: chunk, stream_block: block, ..JobOptions::default() };
+                let mut all = Printed::default();
+                let unfiltered = job(&opts, streamed, &mut all);
+                let nid = |urn: &str| urn[4..].split(':').next().unwrap().to_ascii_lowercase();
+                let want: Vec<(u64, String)> =
+                    all.0.iter().filter(|(_, urn)| ["ab", "a-b"].contains(&nid(urn).as_str())).cloned().collect();
+                let want_keys: std::collections::BTreeSet<Vec<u8>> =
+                    want.iter().map(|(_, urn)| crate::parse(urn.as_bytes(), Grammar::Rfc8141).unwrap().key().as_bytes().to_vec()).collect();
+
+                let opts = JobOptions { nids: Some(filter.clone()), ..opts };
+                let mut kept = Printed::default();
+                let filtered = job(&opts, streamed, &mut kept);
+                prop_assert_eq!(&kept.0, &want, "{:?}, streamed {}", mmap, streamed);
+                let t = &filtered.totals;
+                prop_assert_eq!(t.valid, want.len() as u64);
+                prop_assert_eq!(t.valid + t.excluded, unfiltered.totals.valid);
+                prop_assert_eq!(t.candidates, unfiltered.totals.candidates);
+                prop_assert_eq!(t.invalid(), unfiltered.totals.invalid());
+                let keys: std::collections::BTreeSet<Vec<u8>> = filtered.table.iter().map(|e| e.key.to_vec()).collect();
+                prop_assert_eq!(keys, want_keys);
+                let counted: u64 = filtered.table.iter().map(|e| e.count).sum();
+                prop_assert_eq!(counted, want.len() as u64);
             }
         }
     }

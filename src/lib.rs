@@ -84,6 +84,6 @@ pub use dedup::{KeyTable, Position, ShardedTable};
 pub use error::{ErrorKind, UrnError};
 pub use extract::ExtractOptions;
 pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
-pub use nid::{classify as classify_nid, NidClass, NidClassifier};
+pub use nid::{classify as classify_nid, NidClass, NidClassifier, NidFilter};
 pub use scan::{Event, Scanner};
 pub use urn::Urn;

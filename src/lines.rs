@@ -19,6 +19,9 @@
 //! [`ietf_rule`]: RFC 2648 §2). Because a rule sees only the RFC 8141 key,
 //! it can merge classes RFC 8141 keeps apart but never split one it merges.
 //!
+//! With [`DedupOptions::nids`], a URN line of another namespace is counted
+//! ([`LineCounts::excluded`]) and goes no further: no key, no class.
+//!
 //! # Position and first-seen order
 //!
 //! Each class keeps its count and its first occurrence as a [`Position`]:
@@ -142,6 +145,7 @@ use rayon::prelude::*;
 use crate::dedup::{key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
+use crate::nid::NidFilter;
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -199,6 +203,9 @@ pub struct DedupOptions {
     /// per parse chunk (a few per thread and block), never per line; `None`
     /// costs nothing.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Keep only the URNs of these namespaces (`None`: all); the lines of
+    /// other namespaces are counted ([`LineCounts::excluded`]), not kept.
+    pub nids: Option<NidFilter>,
 }
 
 impl Default for DedupOptions {
@@ -210,6 +217,7 @@ impl Default for DedupOptions {
             temp_dir: None,
             block_size: DEFAULT_BLOCK_SIZE,
             progress: None,
+            nids: None,
         }
     }
 }
@@ -240,8 +248,11 @@ impl Order {
 pub struct LineCounts {
     /// Lines read, empty and rejected ones included.
     pub lines: u64,
-    /// Lines that are a URN.
+    /// Lines that are a URN (of a namespace [`DedupOptions::nids`] keeps).
     pub valid: u64,
+    /// Lines that are a URN of a namespace [`DedupOptions::nids`] leaves
+    /// out.
+    pub excluded: u64,
     /// Lines with nothing but whitespace.
     pub empty: u64,
     /// Rejected lines by the kind of their error.
@@ -257,6 +268,7 @@ impl LineCounts {
     fn add(&mut self, chunk: &ChunkOut) {
         self.lines += chunk.lines;
         self.valid += chunk.valid;
+        self.excluded += chunk.excluded;
         self.empty += chunk.empty;
         for (kind, &n) in ErrorKind::ALL.iter().zip(&chunk.invalid) {
             if n > 0 {
@@ -455,6 +467,7 @@ struct ChunkOut {
     offset: usize,
     lines: u64,
     valid: u64,
+    excluded: u64,
     empty: u64,
     invalid: [u64; KINDS],
     parts: Vec<Vec<Rec>>,
@@ -464,14 +477,15 @@ struct ChunkOut {
 }
 
 #[derive(Clone, Copy)]
-struct Judge {
+struct Judge<'n> {
     grammar: Grammar,
     ns_rules: bool,
+    nids: Option<&'n NidFilter>,
 }
 
 impl ChunkOut {
     /// Phase 1 over `block[range]`.
-    fn scan(&mut self, block: &[u8], range: Range<usize>, judge: Judge) {
+    fn scan(&mut self, block: &[u8], range: Range<usize>, judge: Judge<'_>) {
         self.reset(range.start);
         let chunk = &block[range];
         let mut start = 0;
@@ -486,7 +500,7 @@ impl ChunkOut {
 
     fn reset(&mut self, offset: usize) {
         self.offset = offset;
-        (self.lines, self.valid, self.empty) = (0, 0, 0);
+        (self.lines, self.valid, self.excluded, self.empty) = (0, 0, 0, 0);
         self.invalid = [0; KINDS];
         self.parts.resize_with(PARTS, Vec::new);
         self.parts.iter_mut().for_each(Vec::clear);
@@ -495,7 +509,7 @@ impl ChunkOut {
     }
 
     /// Judges one line (without its `\n`): the hot loop.
-    fn line(&mut self, chunk: &[u8], line: Range<usize>, judge: Judge) {
+    fn line(&mut self, chunk: &[u8], line: Range<usize>, judge: Judge<'_>) {
         let index = self.lines as u32;
         self.lines += 1;
         let (lead, len) = trimmed_range(&chunk[line.clone()]);
@@ -506,6 +520,7 @@ impl ChunkOut {
         let start = line.start + lead;
         let text = &chunk[start..start + len];
         match parse(text, judge.grammar) {
+            Ok(urn) if judge.nids.is_some_and(|f| !f.accepts_nid(urn.nid().as_bytes())) => self.excluded += 1,
             Ok(urn) => {
                 self.valid += 1;
                 // Most lines are written in key form, components aside: their
@@ -598,7 +613,9 @@ fn line_ranges(bytes: &[u8], target: usize) -> Vec<Range<usize>> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct LineDedup {
-    judge: Judge,
+    grammar: Grammar,
+    ns_rules: bool,
+    nids: Option<NidFilter>,
     limit: Option<u64>,
     block_size: usize,
     temp_dir: Option<PathBuf>,
@@ -625,7 +642,9 @@ impl LineDedup {
             block_size = block_size.min(eighth.max(MIN_BLOCK_SIZE));
         }
         LineDedup {
-            judge: Judge { grammar: opts.grammar, ns_rules: opts.ns_rules },
+            grammar: opts.grammar,
+            ns_rules: opts.ns_rules,
+            nids: opts.nids,
             limit: opts.memory_limit,
             block_size,
             temp_dir: opts.temp_dir,
@@ -729,7 +748,7 @@ impl LineDedup {
         on_reject: &mut RejectSink<'_>,
     ) -> Result<u64, FeedError> {
         let target = (block.len() / (rayon::current_num_threads() * 4)).max(MIN_CHUNK);
-        let judge = self.judge;
+        let judge = Judge { grammar: self.grammar, ns_rules: self.ns_rules, nids: self.nids.as_ref() };
         let ranges = line_ranges(block, target);
         if self.chunks.len() < ranges.len() {
             self.chunks.resize_with(ranges.len(), ChunkOut::default);
@@ -1467,6 +1486,39 @@ mod tests {
             dedup.add_bytes(&input, 0, &mut |_| Ok(())).unwrap();
             assert!(dedup.spilled());
             assert_eq!(run(spill, &[&input, b"urn:ex:1\nurn:zz:tail"], order, false), whole);
+        }
+    }
+
+    /// `--nid`: the classes, counts and rejects of a filtered run are the
+    /// unfiltered run's, less the classes of other NIDs (compared in any
+    /// case), whose lines are counted as excluded; in both orders, whole,
+    /// streamed in small blocks and spilled.
+    #[test]
+    fn a_nid_filter_keeps_the_classes_of_its_nids() {
+        let mixed = String::from_utf8(mixed_input(20_000)).unwrap();
+        let input = mixed.replace("ex:1", "zz:1").replace("EX:2", "Zz:2").replace("Ex:3", "b-c:3").into_bytes();
+        let filter = NidFilter::new(["ZZ", "b-c"], Grammar::Rfc8141).unwrap();
+        let nid = |form: &str| form.split(':').nth(1).unwrap().to_ascii_lowercase();
+        for order in [Order::FirstSeen, Order::Key] {
+            let (classes, rejects, counts) = run(opts(), &[&input], order, false);
+            let want: Classes = classes.into_iter().filter(|c| ["zz", "b-c"].contains(&nid(&c.0).as_str())).collect();
+            assert!(want.len() > 100 && want.iter().any(|c| nid(&c.0) == "b-c"));
+            let kept: u64 = want.iter().map(|c| c.1).sum();
+            let with = |o: DedupOptions| DedupOptions { nids: Some(filter.clone()), ..o };
+            for (filtered, stream) in [
+                (with(opts()), false),
+                (with(DedupOptions { block_size: 1, ..opts() }), true),
+                (with(DedupOptions { memory_limit: Some(8 << 10), ..opts() }), false),
+            ] {
+                let (got, got_rejects, got_counts) = run(filtered, &[&input], order, stream);
+                assert_eq!(got, want);
+                assert_eq!(got_rejects, rejects);
+                assert_eq!((got_counts.valid, got_counts.excluded), (kept, counts.valid - kept));
+                assert_eq!(
+                    (got_counts.lines, got_counts.empty, &got_counts.invalid),
+                    (counts.lines, counts.empty, &counts.invalid)
+                );
+            }
         }
     }
 

@@ -518,3 +518,29 @@ fn output_in_parallel_ranges_matches_the_truth_at_any_threads() {
         assert!(stdout(&o) == by_key, "{j}: key-order output differs from the sorted truth file");
     }
 }
+
+/// `--nid`: only the classes of the namespaces given, NIDs compared in any
+/// case (RFC 8141 §3.1); the other URN lines are valid, so they are neither
+/// rejected nor a reason for `--strict` to fail, and the summary counts them
+/// as `excluded`.
+#[test]
+fn nid_filter_keeps_the_classes_of_the_namespaces_given() {
+    let input = b"urn:ISBN:1\nurn:isbn:1\nurn:issn:2\n\nurn:a:b\nURN:Isbn:3\nurn:example:x\n";
+    let o = dedup(&["--nid", "isbn", "--count", "-"], input);
+    assert_eq!(stdout(&o), "2\turn:ISBN:1\n1\tURN:Isbn:3\n");
+    assert_eq!(o.status.code(), Some(0));
+    let counts = summary(&o);
+    assert_eq!((counts["valid"], counts["excluded"], counts["invalid"], counts["distinct"]), (3, 2, 1, 2));
+    let o = dedup(&["--nid", "ISSN,Isbn", "--sort", "key", "-"], input);
+    assert_eq!(stdout(&o), "urn:ISBN:1\nURN:Isbn:3\nurn:issn:2\n");
+    // Only `urn:a:b` is invalid (a NID has 2 to 32 characters).
+    let o = dedup(&["--nid", "isbn", "--strict", "-q", "-"], input);
+    assert_eq!(o.status.code(), Some(1));
+    let o = dedup(&["--nid", "isbn", "--strict", "-q", "-"], b"urn:isbn:1\nurn:example:x\n");
+    assert_eq!((stdout(&o).as_str(), o.status.code()), ("urn:isbn:1\n", Some(0)));
+    // No `excluded` line without --nid.
+    assert!(!summary(&dedup(&["-"], input)).contains_key("excluded"));
+    let o = dedup(&["--nid", "is bn", "-"], input);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid --nid: \"is bn\" is not a namespace identifier (NID)"), "{}", stderr(&o));
+}

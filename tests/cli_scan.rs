@@ -266,3 +266,109 @@ fn invalid_lists_rejected_candidates() {
     let o = urnscan_in(&["scan", "--invalid"], b"ok urn:ab:c bad urn:a:b and urn::x\n");
     assert_eq!(text(&o), "-:16:nid-too-short\turn:a:b and urn::x \n-:28:nid-empty\turn::x \n");
 }
+
+/// `--nid`: only the URNs of the namespaces given, NIDs compared in any case
+/// (RFC 8141 §3.1). `urn:example:a/urn:isbn:1` is one URN of NID `example`
+/// (`/` is allowed in an NSS), so `--nid isbn` takes nothing from it; and
+/// `urn:a:b` is no URN at all (a NID has 2 to 32 characters), so it is
+/// counted as invalid, not as excluded.
+#[test]
+fn nid_filter_keeps_the_namespaces_given() {
+    let input =
+        "urn:ISBN:0451450523 urn:issn:0167-6423 urn:example:a/urn:isbn:1 URN:isbn:0451450523 urn:isbnx:1 urn:a:b\n";
+    let second = input.find("URN:isbn").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.txt");
+    fs::write(&file, input).unwrap();
+    let file = file.to_str().unwrap();
+    for source in ["-", file] {
+        let o = urnscan_in(&["scan", "--nid", "isbn", source], input.as_bytes());
+        assert_eq!(text(&o), format!("0:urn:ISBN:0451450523\n{second}:URN:isbn:0451450523\n"), "{source}");
+        assert_eq!(o.status.code(), Some(0));
+        // Any case, repeated or comma-separated, listed once each.
+        for args in [&["--nid", "ISBN,issn"][..], &["--nid", "Isbn", "--nid", "ISSN", "--nid", "isbn"]] {
+            let o = urnscan_in(&[&["scan", "--unique"], args, &[source]].concat(), input.as_bytes());
+            assert_eq!(text(&o), "2\turn:ISBN:0451450523\n1\turn:issn:0167-6423\n", "{args:?}");
+        }
+        let o = urnscan_in(&["scan", "--nid", "isbn", "--count", source], input.as_bytes());
+        assert_eq!(text(&o), "2\n");
+        let o = urnscan_in(&["scan", "--nid", "isbn", "--stats", "--format", "json", source], input.as_bytes());
+        let v: serde_json::Value = serde_json::from_str(&text(&o)).unwrap();
+        // candidates = valid + excluded + invalid
+        assert_eq!(
+            (&v["candidates"], &v["valid"], &v["excluded"], &v["invalid"]),
+            (&6.into(), &2.into(), &3.into(), &1.into())
+        );
+        assert_eq!(v["unique"], 1);
+        assert_eq!(v["nids"], serde_json::json!([{"nid": "isbn", "class": "formal", "occurrences": 2, "unique": 1}]));
+        let o = urnscan_in(&["scan", "--nid", "isbn", "--stats", source], input.as_bytes());
+        assert!(text(&o).contains("\nvalid        2\nexcluded     3\ninvalid      1\n"), "{}", text(&o));
+        // Without --nid there is no `excluded`, in either format.
+        let o = urnscan_in(&["scan", "--stats", "--format", "json", source], input.as_bytes());
+        let v: serde_json::Value = serde_json::from_str(&text(&o)).unwrap();
+        assert!(v.get("excluded").is_none());
+        assert_eq!(v["valid"], 5);
+    }
+    // None of that namespace: nothing printed, exit 1 (nothing found).
+    let o = urnscan_in(&["scan", "--nid", "uuid", file], b"");
+    assert_eq!((text(&o).as_str(), o.status.code()), ("", Some(1)));
+    // RFC 2141 allows a one-letter NID, so there `urn:a:b` is a URN.
+    let o = urnscan_in(&["scan", "--rfc2141", "--nid", "A", file], b"");
+    assert_eq!(text(&o), format!("{}:urn:a:b\n", input.find("urn:a:b").unwrap()));
+}
+
+#[test]
+fn nid_filter_rejects_what_is_not_a_nid() {
+    for (nid, why) in [
+        ("a", "the NID must be 2 to 32 characters long (RFC 8141 §2)"),
+        ("is bn", "the NID may hold only ASCII letters, digits and \"-\""),
+        ("isbn:1", "a NID holds no colon"),
+        ("-isbn", "the NID must start with a letter or digit"),
+    ] {
+        let o = urnscan_in(&["scan", &format!("--nid={nid}"), "-"], b"urn:isbn:1\n");
+        assert_eq!(o.status.code(), Some(2), "{nid}");
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("invalid --nid: {nid:?} is not a namespace identifier (NID): {why}")), "{err}");
+    }
+    // It selects URNs; rejected candidates have no NID to trust.
+    let o = urnscan_in(&["scan", "--nid", "isbn", "--invalid", "-"], b"urn:isbn:1\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+}
+
+/// A file larger than one scan window (16 MiB) goes through the windowed
+/// pipeline: the filtered output is the unfiltered output's lines of that
+/// NID, at every thread count, also around a window's end, where a URN of
+/// another NID that holds `urn:isbn:` runs across it.
+#[test]
+fn nid_filter_on_a_file_scanned_in_windows() {
+    let window = 16 << 20;
+    let mut input = Vec::with_capacity(window + (1 << 20));
+    let mut n = 0;
+    while input.len() < window + (1 << 20) {
+        if input.len() + 40 >= window && input.len() < window {
+            input.extend_from_slice(b" urn:example:straddle/urn:isbn:inside/urn:isbn:too ");
+        }
+        let nid = ["isbn", "ISBN", "issn", "example"][n % 4];
+        input.extend_from_slice(format!("line {n} urn:{nid}:{} and filler text\n", n % 1000).as_bytes());
+        n += 1;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    fs::write(&path, &input).unwrap();
+    let path = path.to_str().unwrap();
+    let all = urnscan_in(&["scan", "-j2", path], b"");
+    // `offset:urn`: the NID is the third field.
+    let nid = |line: &str| line.split(':').nth(2).unwrap_or_default().to_ascii_lowercase();
+    let want: String = text(&all).lines().filter(|l| nid(l) == "isbn").map(|l| format!("{l}\n")).collect();
+    let straddling = text(&all).lines().filter(|l| l.contains("straddle")).map(nid).collect::<Vec<_>>();
+    assert_eq!(straddling, ["example"]);
+    assert!(want.lines().count() > 1000);
+    for j in ["-j1", "-j2"] {
+        let o = urnscan_in(&["scan", j, "--nid", "isbn", path], b"");
+        assert_eq!(text(&o), want, "{j}");
+        let o = urnscan_in(&["scan", j, "--nid", "isbn", "--count", path], b"");
+        assert_eq!(text(&o), format!("{}\n", want.lines().count()));
+    }
+}

@@ -11,19 +11,35 @@
 //! - `parse_prefix` returns a prefix of the input that `parse` accepts whole,
 //!   with the same parts and key; without such a prefix its error is
 //!   `parse`'s;
-//! - error offsets never pass the end of the input.
+//! - error offsets never pass the end of the input;
+//! - a `NidFilter` (`scan --nid`) built from the input as a NID accepts
+//!   `urn:NID:x` when it builds, and one built from an accepted URN's own
+//!   NID, upper-cased, accepts that URN.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urnscan::{parse, parse_prefix, Grammar};
+use urnscan::{parse, parse_prefix, Grammar, NidFilter};
 
 fuzz_target!(|data: &[u8]| {
     for grammar in [Grammar::Rfc8141, Grammar::Rfc2141] {
         check_parse(data, grammar);
         check_parse_prefix(data, grammar);
+        check_nid_filter(data, grammar);
     }
 });
+
+fn check_nid_filter(data: &[u8], grammar: Grammar) {
+    if let Ok(nid) = std::str::from_utf8(data) {
+        if let Ok(filter) = NidFilter::new([nid], grammar) {
+            assert!(filter.accepts(format!("urn:{nid}:x").as_bytes()), "filter of {nid:?} rejects its own NID");
+        }
+    }
+    if let Ok(urn) = parse(data, grammar) {
+        let filter = NidFilter::new([urn.nid().to_ascii_uppercase()], grammar).expect("a parsed NID is a NID");
+        assert!(filter.accepts(data), "filter of a URN's own NID rejects it");
+    }
+}
 
 fn check_parse(data: &[u8], grammar: Grammar) {
     match parse(data, grammar) {

@@ -28,7 +28,7 @@ use urnscan::UrnError;
 use super::color::{self, Palette};
 use super::output::{json_str, nid_of_key, thousands, write_csv_record, write_u64};
 use super::progress::{self, Progress, WholeLines};
-use super::{grammar, DedupArgs, Ui};
+use super::{grammar, nid_filter, DedupArgs, Ui};
 
 /// `dedup --format` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -66,7 +66,10 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let flag = args.progress.flag().or(args.quiet.then_some(false));
     let progress = Progress::for_run(flag, || progress::total_size(&inputs));
     let mut reporter = Reporter::new(args, &names, &progress, ui.err)?;
+    let nids = nid_filter(&args.nids, args.rfc2141)?;
+    let filtered = nids.is_some();
     let mut dedup = LineDedup::new(DedupOptions {
+        nids,
         grammar: grammar(args.rfc2141),
         ns_rules: args.ns_rules,
         memory_limit: args.memory_limit,
@@ -97,7 +100,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let counts = dedup.counts().clone();
     let finished = print_classes(args, &names, dedup)?;
     if !args.quiet {
-        write_summary(&mut reporter.err, &counts, finished, input_errors, &binary)
+        write_summary(&mut reporter.err, &counts, finished, input_errors, &binary, filtered)
             .context("cannot write to standard error")?;
     }
     reporter.err.flush().context("cannot write to standard error")?;
@@ -388,9 +391,14 @@ fn write_summary(
     finished: Finished,
     input_errors: u64,
     binary: &BinaryCounts,
+    filtered: bool,
 ) -> io::Result<()> {
     writeln!(out, "{:<12} {}", "lines read", thousands(counts.lines))?;
     writeln!(out, "{:<12} {}", "valid", thousands(counts.valid))?;
+    if filtered {
+        // URN lines of the namespaces --nid leaves out.
+        writeln!(out, "{:<12} {}", "excluded", thousands(counts.excluded))?;
+    }
     writeln!(out, "{:<12} {}", "invalid", thousands(counts.invalid_total()))?;
     for (kind, n) in &counts.invalid {
         writeln!(out, "  {:<24} {}", kind.as_str(), thousands(*n))?;

@@ -206,6 +206,7 @@ Examples:
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
+  urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
 
 Exit status: 0 if a URN was found, 1 if none, 2 if an input could not be read.";
@@ -237,6 +238,11 @@ pub struct ScanArgs {
     /// List candidates that are not valid URNs (path, offset, kind, text).
     #[arg(long)]
     invalid: bool,
+    /// Only URNs of these namespaces (NIDs, any case; repeat the option or
+    /// separate them with commas): the others are not listed, counted or
+    /// deduplicated, and --stats gives their number as `excluded`.
+    #[arg(long = "nid", value_name = "NID", value_delimiter = ',', conflicts_with = "invalid")]
+    nids: Vec<String>,
     /// Output format (`json` is for --stats: one object).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -315,6 +321,7 @@ Examples:
   urnscan dedup --keys --rejects bad.tsv in.txt  keys; invalid lines to bad.tsv
   urnscan dedup --format jsonl --ns-rules in.txt  key, urn, count, nid, path, line
   urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
+  urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -364,6 +371,11 @@ pub struct DedupArgs {
     /// so that token is lower-cased).
     #[arg(long)]
     ns_rules: bool,
+    /// Only URNs of these namespaces (NIDs, any case; repeat the option or separate them with
+    /// commas): lines of other namespaces are valid but left out, and counted as `excluded` in the
+    /// summary.
+    #[arg(long = "nid", value_name = "NID", value_delimiter = ',')]
+    nids: Vec<String>,
     /// Spill the key tables to temporary files when they exceed SIZE (e.g. 512MiB); the output is the same.
     #[arg(long, value_name = "SIZE", value_parser = dedup::size_arg)]
     memory_limit: Option<u64>,
@@ -430,6 +442,16 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
     } else {
         urnscan::Grammar::Rfc8141
     }
+}
+
+/// The filter of `--nid` (none when not given), its NIDs checked against
+/// the grammar of the run.
+fn nid_filter(nids: &[String], rfc2141: bool) -> anyhow::Result<Option<urnscan::NidFilter>> {
+    use anyhow::Context;
+    if nids.is_empty() {
+        return Ok(None);
+    }
+    urnscan::NidFilter::new(nids, grammar(rfc2141)).map(Some).context("invalid --nid")
 }
 
 /// Runs `f` on a rayon pool of `threads` workers (default: one per core).

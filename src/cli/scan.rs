@@ -25,7 +25,7 @@ use super::output::{
     json_str, nid_bytes_of_key, nid_of_key, pad, thousands, thousands_len, write_csv_record, write_thousands, write_u64,
 };
 use super::progress::{self, Progress};
-use super::{grammar, Format, MmapArg, ScanArgs, Ui};
+use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.paths.is_empty() && io::stdin().is_terminal() {
@@ -34,6 +34,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
     // The total walks the directories once more, but only when a bar may be shown.
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&args.paths, walk)));
+    let nids = nid_filter(&args.nids, args.rfc2141)?;
+    let filtered = nids.is_some();
     let opts = JobOptions {
         extract: ExtractOptions { grammar: grammar(args.rfc2141), trim: !args.no_trim },
         mmap: match args.mmap {
@@ -49,6 +51,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         progress: progress.counter(),
         decompress: args.inputs.decompress,
         binary: args.inputs.binary_policy(),
+        nids,
         ..JobOptions::default()
     };
     let started = Instant::now();
@@ -75,7 +78,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| nid_stats(&outcome.table));
-        printer.stats(&outcome, &nids)?;
+        printer.stats(&outcome, &nids, filtered)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
     // For a person watching: a pipe or a log gets only what the input
@@ -199,11 +202,14 @@ impl<W: Write> Printer<'_, W> {
         Ok(Some(nid_rows(all.0.into_par_iter().map(|r| (r.nid, (r.occurrences, r.unique))))))
     }
 
-    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat]) -> io::Result<()> {
+    /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
+    /// say how many URNs of the others were left out.
+    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat], filtered: bool) -> io::Result<()> {
         let t = &outcome.totals;
+        let unique = outcome.table.len();
         match self.format {
-            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, outcome.table.len()),
-            _ => write_stats_text(&mut self.out, t, nids, outcome.table.len(), self.ui.out),
+            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered),
+            _ => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
         }
     }
 }
@@ -489,6 +495,7 @@ fn write_stats_text(
     t: &Totals,
     nids: &[NidStat],
     unique: usize,
+    filtered: bool,
     palette: Palette,
 ) -> io::Result<()> {
     // Every cell is padded before it is styled, so codes never shift a column.
@@ -515,17 +522,19 @@ fn write_stats_text(
         out.write_all(b"\n")?;
     }
     writeln!(out)?;
-    let rows: [(&str, String); 7] = [
-        ("files", thousands(t.files)),
-        ("binary", thousands(t.binary)),
-        ("bytes", thousands(t.bytes)),
-        ("candidates", thousands(t.candidates)),
-        ("valid", thousands(t.valid)),
-        ("invalid", thousands(t.invalid())),
-        ("unique", thousands(unique as u64)),
+    let rows: [(&str, u64); 8] = [
+        ("files", t.files),
+        ("binary", t.binary),
+        ("bytes", t.bytes),
+        ("candidates", t.candidates),
+        ("valid", t.valid),
+        // URNs of the NIDs --nid leaves out: candidates = valid + excluded + invalid.
+        ("excluded", t.excluded),
+        ("invalid", t.invalid()),
+        ("unique", unique as u64),
     ];
-    for (name, value) in rows {
-        writeln!(out, "{name:<12} {value}")?;
+    for (name, value) in rows.into_iter().filter(|&(name, _)| filtered || name != "excluded") {
+        writeln!(out, "{name:<12} {}", thousands(value))?;
     }
     for (kind, n) in &t.invalid_kinds {
         let row = format!("  {:<24} {}", kind.as_str(), thousands(*n));
@@ -538,18 +547,22 @@ fn write_stats_text(
     Ok(())
 }
 
-fn write_stats_json(out: &mut impl Write, t: &Totals, nids: &[NidStat], unique: usize) -> io::Result<()> {
+fn write_stats_json(
+    out: &mut impl Write,
+    t: &Totals,
+    nids: &[NidStat],
+    unique: usize,
+    filtered: bool,
+) -> io::Result<()> {
     write!(
         out,
-        "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{",
-        t.files,
-        t.binary,
-        t.bytes,
-        t.candidates,
-        t.valid,
-        t.invalid(),
-        unique
+        "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},",
+        t.files, t.binary, t.bytes, t.candidates, t.valid
     )?;
+    if filtered {
+        write!(out, "\"excluded\":{},", t.excluded)?;
+    }
+    write!(out, "\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{", t.invalid(), unique)?;
     for (i, (kind, n)) in t.invalid_kinds.iter().enumerate() {
         let sep = if i > 0 { "," } else { "" };
         write!(out, "{sep}\"{}\":{n}", kind.as_str())?;

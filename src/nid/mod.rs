@@ -7,6 +7,13 @@
 //! classifying many NIDs. The free function [`classify`] builds one per
 //! call, which is fine for a handful of NIDs and keeps the crate free of
 //! global state.
+//!
+//! [`NidFilter`] (in `filter.rs`) is the other question asked of a NID:
+//! is it one of the namespaces a run keeps (`urnscan scan --nid`)?
+
+mod filter;
+
+pub use filter::{InvalidNid, NidFilter};
 
 use std::collections::HashSet;
 use std::fmt;
