@@ -37,10 +37,12 @@
 //! stays in input order.
 //!
 //! With [`JobOptions::nids`], the URNs of other namespaces are dropped
-//! after the scan, where each consumer reads the events: counting
-//! ([`Totals::excluded`] instead of [`Totals::valid`]), the key batches and
-//! the output. The scan itself is the same, so a URN of another namespace
-//! still ends where it ends and hides what its bytes contain.
+//! after the scan: the task that scanned a chunk notes which of its URNs
+//! are kept (a flag per URN event, beside the key batch or the parts), and
+//! counting ([`Totals::excluded`] instead of [`Totals::valid`]), the key
+//! batches and the output read the flags. The scan itself is the same, so a
+//! URN of another namespace still ends where it ends and hides what its
+//! bytes contain.
 //!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
@@ -149,14 +151,16 @@ impl Totals {
         self.invalid_kinds.values().sum()
     }
 
-    /// Counts `events`, whose offsets refer to `hay`.
-    fn count(&mut self, events: &[Event], hay: &[u8], nids: Option<&NidFilter>) {
+    /// Counts `events`, whose URN events are kept or not as `kept` says
+    /// (see [`Spanned::kept`]).
+    fn count(&mut self, events: &[Event], kept: &[Vec<bool>]) {
         self.candidates += events.len() as u64;
+        let mut kept = kept.iter().flatten();
         for event in events {
-            match *event {
-                Event::Urn { offset, len } if kept(nids, &hay[offset..offset + len]) => self.valid += 1,
+            match event {
+                Event::Urn { .. } if *kept.next().unwrap_or(&true) => self.valid += 1,
                 Event::Urn { .. } => self.excluded += 1,
-                Event::Rejected { ref error, .. } => *self.invalid_kinds.entry(error.kind()).or_default() += 1,
+                Event::Rejected { error, .. } => *self.invalid_kinds.entry(error.kind()).or_default() += 1,
             }
         }
     }
@@ -297,6 +301,8 @@ struct Scanned {
     keys: Vec<KeyBatch>,
     /// Per chunk, the parts of its URN events (see [`emit`]).
     parts: Vec<Vec<Parts>>,
+    /// Per chunk, which URN events the run keeps (see [`Spanned::kept`]).
+    kept: Vec<Vec<bool>>,
     totals: Totals,
     changed: bool,
 }
@@ -399,13 +405,13 @@ fn clone_io(e: &io::Error) -> io::Error {
 fn scan_whole(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -> Scanned {
     let hay = whole.as_bytes();
     let origin = Origin { file: index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
-    let Spanned { events, keys, parts } = scan_keyed(scanner, opts, hay, 0..hay.len(), origin);
+    let Spanned { events, keys, parts, kept } = scan_keyed(scanner, opts, hay, 0..hay.len(), origin);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
-    totals.count(&events, hay, opts.nids.as_ref());
+    totals.count(&events, &kept);
     let changed = whole.changed_during_use();
-    let events = if opts.events { events } else { Vec::new() };
+    let (events, kept) = if opts.events { (events, kept) } else { (Vec::new(), Vec::new()) };
     let whole = (opts.events || opts.keys).then_some(whole);
-    Scanned { whole, events, keys, parts, totals, changed }
+    Scanned { whole, events, keys, parts, kept, totals, changed }
 }
 
 /// Events per [`KeyBatch`]: enough to amortise a batch, small enough that a
@@ -441,43 +447,38 @@ pub fn key_batch(hay: &[u8], events: &[Event], origin: Origin) -> KeyBatch {
 /// no pass over the bytes to find it again. A shape that no longer fits
 /// the bytes (a mapping changed since the scan) drops the URN, and one that
 /// fits is checked again before its key is kept, as for [`key_batch`].
-/// URNs of namespaces that `nids` leaves out are left out of the batch.
-fn walked_key_batch(
-    hay: &[u8],
-    events: &[Event],
-    shapes: &[KeyShape],
-    origin: Origin,
-    nids: Option<&NidFilter>,
-) -> KeyBatch {
+/// URNs whose flag in `kept` is false are left out (see [`kept_flags`]).
+fn walked_key_batch(hay: &[u8], events: &[Event], shapes: &[KeyShape], origin: Origin, kept: &[bool]) -> KeyBatch {
     debug_assert_eq!(urn_bytes(hay, events).count(), shapes.len());
     let urns = urn_bytes(hay, events)
         .zip(shapes)
-        .filter(|((_, raw), _)| kept(nids, raw))
-        .map(|((offset, raw), shape)| (offset, raw, shape.apply(raw)));
+        .enumerate()
+        .filter(|&(i, _)| *kept.get(i).unwrap_or(&true))
+        .map(|(_, ((offset, raw), shape))| (offset, raw, shape.apply(raw)));
     batch_of(origin, shapes.len(), urns)
 }
 
-/// Whether the URN `urn` is of a namespace `nids` keeps (without a filter,
-/// every one is).
-fn kept(nids: Option<&NidFilter>, urn: &[u8]) -> bool {
-    nids.is_none_or(|f| f.accepts(urn))
+/// Whether each URN event of `events` (offsets in `hay`) is of a namespace
+/// `nids` keeps, in order; empty without a filter (every URN is kept). The
+/// task that scanned the chunk finds them while its bytes are in cache:
+/// read again on the calling thread, a window's URNs were a cache miss
+/// each (dense text, `scan --nid isbn -j2`: the filter took 18 % of the
+/// run and made it slower than printing every URN).
+fn kept_flags(hay: &[u8], events: &[Event], nids: Option<&NidFilter>) -> Vec<bool> {
+    match nids {
+        None => Vec::new(),
+        Some(filter) => urn_bytes(hay, events).map(|(_, raw)| filter.accepts(raw)).collect(),
+    }
 }
 
-/// `events` without the URNs of namespaces that `nids` leaves out.
-fn kept_events<'e>(events: &'e [Event], hay: &[u8], nids: Option<&NidFilter>) -> Cow<'e, [Event]> {
-    match nids {
-        None => Cow::Borrowed(events),
-        Some(_) => Cow::Owned(
-            events
-                .iter()
-                .filter(|e| match **e {
-                    Event::Urn { offset, len } => kept(nids, &hay[offset..offset + len]),
-                    Event::Rejected { .. } => true,
-                })
-                .copied()
-                .collect(),
-        ),
+/// `events` without the URN events whose flag in `kept` is false.
+fn kept_events<'e>(events: &'e [Event], kept: &[bool]) -> Cow<'e, [Event]> {
+    if kept.iter().all(|&k| k) {
+        return Cow::Borrowed(events);
     }
+    let mut flags = kept.iter();
+    let keep = |e: &&Event| !matches!(e, Event::Urn { .. }) || *flags.next().unwrap_or(&true);
+    Cow::Owned(events.iter().filter(keep).copied().collect())
 }
 
 /// Phase 1 over a whole buffer: `hay` scanned a window of `window` bytes at
@@ -492,7 +493,7 @@ pub fn scan_windows_keyed(
     origin: Origin,
     on_window: impl FnMut(&[Event], Vec<KeyBatch>) -> bool,
 ) {
-    let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin, None);
+    let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin, &[]);
     scanner.scan_windows_shaped(hay, window, None, per_chunk, on_window);
 }
 
@@ -532,6 +533,9 @@ struct Spanned {
     /// Per chunk, the parts of its URN events, when the run prints them
     /// and wants no keys (see [`emit`]).
     parts: Vec<Vec<Parts>>,
+    /// Per chunk, a flag per URN event: whether its namespace is one
+    /// [`JobOptions::nids`] keeps ([`kept_flags`]; empty without a filter).
+    kept: Vec<Vec<bool>>,
 }
 
 /// The events of the candidates that start in `span` of `hay`, scanned in
@@ -543,17 +547,23 @@ struct Spanned {
 fn scan_keyed(scanner: &Scanner, opts: &JobOptions, hay: &[u8], span: Range<usize>, origin: Origin) -> Spanned {
     let progress = opts.progress.as_deref();
     let (from, end) = (span.start, span.end);
+    let flags = |events: &[Event]| kept_flags(hay, events, opts.nids.as_ref());
     if opts.keys {
-        let nids = opts.nids.as_ref();
-        let per_chunk = |events: &[Event], shapes: &[KeyShape]| walked_key_batch(hay, events, shapes, origin, nids);
-        let (events, keys) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
-        Spanned { events, keys, parts: Vec::new() }
+        let per_chunk = |events: &[Event], shapes: &[KeyShape]| {
+            let kept = flags(events);
+            (walked_key_batch(hay, events, shapes, origin, &kept), kept)
+        };
+        let (events, results) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
+        let (keys, kept) = results.into_iter().unzip();
+        Spanned { events, keys, parts: Vec::new(), kept }
     } else if opts.events {
-        let (events, parts) = scanner.scan_span_noted(hay, from, end, progress, |_, parts: &[Parts]| parts.to_vec());
-        Spanned { events, keys: Vec::new(), parts }
+        let per_chunk = |events: &[Event], parts: &[Parts]| (parts.to_vec(), flags(events));
+        let (events, results) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
+        let (parts, kept) = results.into_iter().unzip();
+        Spanned { events, keys: Vec::new(), parts, kept }
     } else {
-        let events = scanner.scan_span_with(hay, from, end, progress, |_| ()).0;
-        Spanned { events, keys: Vec::new(), parts: Vec::new() }
+        let (events, kept) = scanner.scan_span_with(hay, from, end, progress, flags);
+        Spanned { events, keys: Vec::new(), parts: Vec::new(), kept }
     }
 }
 
@@ -600,10 +610,12 @@ impl Consumer<'_> {
                 if let Some(whole) = &scanned.whole {
                     // Bytes that changed under the scan are parsed again.
                     let parts = if scanned.changed { &[][..] } else { &scanned.parts[..] };
-                    emit(opts, file, whole.as_bytes(), 0, &scanned.events, parts, self.sink)?;
+                    let notes = Notes { parts, kept: &scanned.kept };
+                    emit(opts, file, whole.as_bytes(), 0, &scanned.events, notes, self.sink)?;
                 }
                 scanned.events = Vec::new();
                 scanned.parts = Vec::new();
+                scanned.kept = Vec::new();
                 self.outcome.totals.add(&scanned.totals);
                 self.sink.input_done(file, &scanned.totals)?;
                 let changed = scanned.changed;
@@ -660,10 +672,20 @@ fn changed_error(name: &str) -> InputError {
     InputError { path: name.to_owned(), error }
 }
 
+/// What the scan kept of each URN event of a span, chunk by chunk, for
+/// [`emit`].
+#[derive(Clone, Copy)]
+struct Notes<'a> {
+    /// The parts of each URN (see [`emit`]); empty: parse again.
+    parts: &'a [Vec<Parts>],
+    /// Whether each URN is kept ([`Spanned::kept`]); empty: all are.
+    kept: &'a [Vec<bool>],
+}
+
 /// Hands `events` (offsets relative to `hay`, which starts at byte `base`
-/// of the input) to the sink. `parts`, if not empty, holds per chunk the
-/// parts the scan found of each URN event, in order; without them each URN
-/// is parsed again.
+/// of the input) to the sink, but the URN events `notes.kept` leaves out.
+/// `notes.parts`, if not empty, holds per chunk the parts the scan found of
+/// each URN event, in order; without them each URN is parsed again.
 ///
 /// The parts are trusted only while the bytes are there: a mapped file
 /// cut short reads as zeros from its new end on, and no URN holds a zero
@@ -682,20 +704,20 @@ fn emit(
     hay: &[u8],
     base: u64,
     events: &[Event],
-    parts: &[Vec<Parts>],
+    notes: Notes<'_>,
     sink: &mut dyn Sink,
 ) -> io::Result<()> {
-    let (grammar, nids) = (opts.extract.grammar, opts.nids.as_ref());
-    let mut parts = parts.iter().flatten();
+    let grammar = opts.extract.grammar;
+    let (mut parts, mut kept) = (notes.parts.iter().flatten(), notes.kept.iter().flatten());
     for event in events {
         match *event {
             Event::Urn { offset, len } => {
-                let bytes = &hay[offset..offset + len];
-                // Taken first: the parts follow every URN event.
-                let part = parts.next();
-                if !kept(nids, bytes) {
+                // Both taken first: they follow every URN event.
+                let (part, kept) = (parts.next(), kept.next());
+                if kept == Some(&false) {
                     continue;
                 }
+                let bytes = &hay[offset..offset + len];
                 let urn = match part {
                     Some(&p) if usize::from(p.end) == len && bytes.last() != Some(&0) => {
                         Some(Urn::from_parts(bytes, grammar, p))
@@ -745,8 +767,8 @@ fn scan_large(
     // Pages before `done_before` (the last window's `done`) can go; those
     // before `released` went already.
     let (mut released, mut done_before) = (0, 0);
-    while let Some(Spanned { events, keys, parts }) = scanned.take() {
-        totals.count(&events, hay, opts.nids.as_ref());
+    while let Some(Spanned { events, keys, parts, kept }) = scanned.take() {
+        totals.count(&events, &kept);
         let next_from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(span.end);
         // Windows shrink when the run keeps something per URN (keys for
         // the table, parts for the output); a run that only counts keeps
@@ -776,7 +798,7 @@ fn scan_large(
             if opts.events {
                 // Once the file has shrunk, its URNs are parsed again.
                 let parts = if whole.changed_during_use() { &[][..] } else { &parts[..] };
-                emitted = emit(opts, file, hay, 0, &events, parts, sink);
+                emitted = emit(opts, file, hay, 0, &events, Notes { parts, kept: &kept }, sink);
             }
         });
         emitted?;
@@ -814,19 +836,21 @@ fn scan_stream(
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
     let mut on_block = |buf: &[u8], base: u64, events: &[Event], parts: &[Vec<Parts>]| {
-        totals.count(events, buf, opts.nids.as_ref());
+        // A block of our own, read just now: its flags are found here.
+        let kept = [kept_flags(buf, events, opts.nids.as_ref())];
+        totals.count(events, &kept);
         let read = base + buf.len() as u64;
         advance(opts, read - reported);
         reported = read;
         if opts.events {
-            if let Err(e) = emit(opts, file, buf, base, events, parts, sink) {
+            if let Err(e) = emit(opts, file, buf, base, events, Notes { parts, kept: &kept }, sink) {
                 sink_error = Some(e);
                 return false;
             }
         }
         if opts.keys {
             let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
-            add_keys(&mut outcome.table, buf, &kept_events(events, buf, opts.nids.as_ref()), origin);
+            add_keys(&mut outcome.table, buf, &kept_events(events, &kept[0]), origin);
         }
         true
     };
@@ -964,7 +988,7 @@ mod tests {
     fn printed(scanner: &Scanner, hay: &[u8], events: &[Event], parts: &[Vec<Parts>]) -> Vec<(u64, String)> {
         let mut sink = Printed::default();
         let opts = JobOptions { extract: scanner.options(), ..JobOptions::default() };
-        emit(&opts, FileRef { index: 0, name: "f" }, hay, 0, events, parts, &mut sink).unwrap();
+        emit(&opts, FileRef { index: 0, name: "f" }, hay, 0, events, Notes { parts, kept: &[] }, &mut sink).unwrap();
         sink.0
     }
 
@@ -1016,7 +1040,7 @@ mod tests {
             let origin = Origin { file: 0, base: 0, grammar, mapped: true };
             let during = damaged(&hay, &during, cut);
             let batches: Vec<KeyBatch> =
-                chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin, None)).collect();
+                chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin, &[])).collect();
             let after = damaged(&during, &after, cut);
             let mut table = ShardedTable::new();
             absorb(&mut table, &batches, &after);
