@@ -471,12 +471,13 @@ fn kept_flags(hay: &[u8], events: &[Event], nids: Option<&NidFilter>) -> Vec<boo
     }
 }
 
-/// `events` without the URN events whose flag in `kept` is false.
-fn kept_events<'e>(events: &'e [Event], kept: &[bool]) -> Cow<'e, [Event]> {
-    if kept.iter().all(|&k| k) {
+/// `events` without the URN events whose flag in `kept` (per chunk, see
+/// [`Spanned::kept`]) is false.
+fn kept_events<'e>(events: &'e [Event], kept: &[Vec<bool>]) -> Cow<'e, [Event]> {
+    if kept.iter().flatten().all(|&k| k) {
         return Cow::Borrowed(events);
     }
-    let mut flags = kept.iter();
+    let mut flags = kept.iter().flatten();
     let keep = |e: &&Event| !matches!(e, Event::Urn { .. }) || *flags.next().unwrap_or(&true);
     Cow::Owned(events.iter().filter(keep).copied().collect())
 }
@@ -835,31 +836,39 @@ fn scan_stream(
     let mut sink_error = None;
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
-    let mut on_block = |buf: &[u8], base: u64, events: &[Event], parts: &[Vec<Parts>]| {
-        // A block of our own, read just now: its flags are found here.
-        let kept = [kept_flags(buf, events, opts.nids.as_ref())];
-        totals.count(events, &kept);
+    let mut on_block = |buf: &[u8], base: u64, events: &[Event], parts: &[Vec<Parts>], kept: &[Vec<bool>]| {
+        totals.count(events, kept);
         let read = base + buf.len() as u64;
         advance(opts, read - reported);
         reported = read;
         if opts.events {
-            if let Err(e) = emit(opts, file, buf, base, events, Notes { parts, kept: &kept }, sink) {
+            if let Err(e) = emit(opts, file, buf, base, events, Notes { parts, kept }, sink) {
                 sink_error = Some(e);
                 return false;
             }
         }
         if opts.keys {
             let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
-            add_keys(&mut outcome.table, buf, &kept_events(events, &kept[0]), origin);
+            add_keys(&mut outcome.table, buf, &kept_events(events, kept), origin);
         }
         true
     };
-    // A run that only prints keeps the parts of each URN, as for files
-    // (the buffer is our own: its bytes cannot change).
+    // Each chunk's task flags the URNs kept (`kept_flags`) and, when the
+    // run only prints, keeps their parts, as for files (the buffer is our
+    // own: its bytes cannot change).
+    let nids = opts.nids.as_ref();
+    let block = opts.stream_block;
     let result = if opts.events && !opts.keys {
-        scanner.scan_reader_parted(&mut reader, opts.stream_block, &mut on_block)
+        let per_chunk = |buf: &[u8], events: &[Event], parts: &[Parts]| (parts.to_vec(), kept_flags(buf, events, nids));
+        scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
+            let (parts, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();
+            on_block(buf, base, events, &parts, &kept)
+        })
     } else {
-        scanner.scan_reader(&mut reader, opts.stream_block, |buf, base, events| on_block(buf, base, events, &[]))
+        let per_chunk = |buf: &[u8], events: &[Event], _: &[()]| kept_flags(buf, events, nids);
+        scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, kept| {
+            on_block(buf, base, events, &[], &kept)
+        })
     };
     if let Some(e) = sink_error {
         return Err(e);

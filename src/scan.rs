@@ -316,27 +316,25 @@ impl Scanner {
         block: usize,
         mut on_block: impl FnMut(&[u8], u64, &[Event]) -> bool,
     ) -> io::Result<u64> {
-        self.scan_reader_noted::<(), ()>(reader, block, |_, _| (), |buf, base, events, _| on_block(buf, base, events))
+        self.scan_reader_noted::<(), ()>(
+            reader,
+            block,
+            |_, _, _| (),
+            |buf, base, events, _| on_block(buf, base, events),
+        )
     }
 
-    /// [`Scanner::scan_reader`], and `on_block` also gets, per chunk of the
-    /// block, the [`Parts`] of its URN events (as
-    /// [`Scanner::scan_span_noted`] gives them).
-    pub(crate) fn scan_reader_parted(
+    /// [`Scanner::scan_reader`], and [`Scanner::scan_span_noted`]'s
+    /// per-chunk results: `per_chunk` gets the block's buffer (the events'
+    /// offsets refer to it), a chunk's events and the notes of its URN
+    /// events, on the task that scanned the chunk; `on_block` gets the
+    /// results of the block's chunks, in order.
+    pub(crate) fn scan_reader_noted<N: UrnNote, T: Send>(
         &self,
         reader: &mut dyn Read,
         block: usize,
-        on_block: impl FnMut(&[u8], u64, &[Event], &[Vec<Parts>]) -> bool,
-    ) -> io::Result<u64> {
-        self.scan_reader_noted(reader, block, |_, parts: &[Parts]| parts.to_vec(), on_block)
-    }
-
-    fn scan_reader_noted<N: UrnNote, T: Send>(
-        &self,
-        reader: &mut dyn Read,
-        block: usize,
-        per_chunk: impl Fn(&[Event], &[N]) -> T + Sync,
-        mut on_block: impl FnMut(&[u8], u64, &[Event], &[T]) -> bool,
+        per_chunk: impl Fn(&[u8], &[Event], &[N]) -> T + Sync,
+        mut on_block: impl FnMut(&[u8], u64, &[Event], Vec<T>) -> bool,
     ) -> io::Result<u64> {
         // Three bytes of left context stay in the buffer, so a block of
         // fewer than four new bytes could never move forward.
@@ -348,8 +346,9 @@ impl Scanner {
             let eof = fill(reader, &mut buf, capacity)?;
             let end = if eof { buf.len() } else { buf.len() - LOOKAHEAD };
             if end > from {
-                let (events, results) = self.scan_span_noted(&buf, from, end, None, &per_chunk);
-                if !on_block(&buf, base, &events, &results) {
+                let per_chunk = |events: &[Event], notes: &[N]| per_chunk(&buf, events, notes);
+                let (events, results) = self.scan_span_noted(&buf, from, end, None, per_chunk);
+                if !on_block(&buf, base, &events, results) {
                     return Ok(base + buf.len() as u64);
                 }
                 from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
