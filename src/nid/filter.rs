@@ -2,9 +2,10 @@
 //!
 //! A filter applies to URNs that are already valid, so finding a URN's NID
 //! needs no parsing: it is the bytes between `urn:` and the next colon (a
-//! NID never holds one), so a kept NID matches when it is followed by one. NIDs compare ASCII case-insensitively (RFC 8141
-//! §3.1), and a filter holds the handful of NIDs a user types, so a linear
-//! pass over them, length first, is all a lookup needs: no hashing per URN.
+//! NID never holds one), so a kept NID matches when a colon follows it.
+//! NIDs compare ASCII case-insensitively (RFC 8141 §3.1), and a filter
+//! holds the handful of NIDs a user types, so a pass over them is all a
+//! lookup needs: no hashing, no search per URN.
 //!
 //! The filter does not change what the scanner finds. A URN of another
 //! namespace still ends where it ends: `urn:example:a/urn:isbn:1` is one
@@ -87,8 +88,8 @@ impl NidFilter {
     }
 
     /// Whether the URN `urn`, a valid one (as the scanner reports them),
-    /// has one of the filter's NIDs. Bytes that are not a URN are not
-    /// accepted.
+    /// has one of the filter's NIDs. Only its start is looked at: `urn:` in
+    /// any case, a kept NID, a colon; other bytes are not accepted.
     pub fn accepts(&self, urn: &[u8]) -> bool {
         let Some((scheme, rest)) = urn.split_at_checked(4) else { return false };
         // A kept NID followed by a colon is the NID: it holds none itself.
