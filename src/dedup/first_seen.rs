@@ -162,13 +162,13 @@ impl<'t> FirstSeenEntries<'t> {
 fn sample_table(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
     let mut samples = Vec::with_capacity(table.len() / SAMPLE_STEP + 1);
     let mut last = Position::default();
-    for (i, (offset, e)) in table.iter_offsets().enumerate() {
-        if e.first < last {
+    for (i, (offset, first)) in table.firsts_with_offsets().enumerate() {
+        if first < last {
             return None;
         }
-        last = e.first;
+        last = first;
         if i % SAMPLE_STEP == 0 {
-            samples.push((e.first, offset));
+            samples.push((first, offset));
         }
     }
     Some(samples)

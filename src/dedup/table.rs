@@ -187,25 +187,45 @@ impl Arena {
     }
 
     /// [`Arena::entries`] from the entry at `start` on.
-    fn entries_from(&self, start: u64) -> impl Iterator<Item = (u64, Header, &[u8])> + '_ {
-        let (first, first_at) = Self::split(start);
-        self.blocks.iter().enumerate().skip(first).flat_map(move |(n, block)| {
-            let mut at = if n == first { first_at } else { 0 };
-            std::iter::from_fn(move || {
-                let bytes = block.get(at..).filter(|b| !b.is_empty())?;
-                if let Some(ahead) = bytes.get(WALK_AHEAD) {
-                    prefetch(ahead);
-                }
-                let header = Header::decode(bytes);
-                let offset = (n * BLOCK_BYTES + at) as u64;
-                at += header.size();
-                Some((offset, header, &bytes[..header.size()]))
-            })
-        })
+    fn entries_from(&self, start: u64) -> ArenaWalk<'_> {
+        let (block, at) = Self::split(start);
+        ArenaWalk { blocks: &self.blocks, block, at }
     }
 
     fn capacity_bytes(&self) -> usize {
         self.blocks.iter().map(Vec::capacity).sum::<usize>() + self.blocks.capacity() * std::mem::size_of::<Vec<u8>>()
+    }
+}
+
+/// An in-order walk of an arena's entries ([`Arena::entries_from`]). A
+/// loop of its own rather than a `flat_map` over the blocks: every output
+/// of `urnscan dedup` and `scan --unique` walks each table once or twice,
+/// and the flattening adapter cost more than decoding the headers.
+struct ArenaWalk<'a> {
+    blocks: &'a [Vec<u8>],
+    block: usize,
+    at: usize,
+}
+
+impl<'a> Iterator for ArenaWalk<'a> {
+    type Item = (u64, Header, &'a [u8]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let bytes = self.blocks.get(self.block)?.get(self.at..).unwrap_or_default();
+            if bytes.is_empty() {
+                (self.block, self.at) = (self.block + 1, 0);
+                continue;
+            }
+            if let Some(ahead) = bytes.get(WALK_AHEAD) {
+                prefetch(ahead);
+            }
+            let header = Header::decode(bytes);
+            let offset = (self.block * BLOCK_BYTES + self.at) as u64;
+            self.at += header.size();
+            return Some((offset, header, &bytes[..header.size()]));
+        }
     }
 }
 
@@ -570,6 +590,12 @@ impl KeyTable {
         self.arena.entries().filter(|(_, h, _)| !h.head.dead).map(|(offset, header, bytes)| (offset, header.key(bytes)))
     }
 
+    /// The arena offset and first position of every live entry, in the
+    /// order of [`KeyTable::iter_offsets`], without the rest of each entry.
+    pub(super) fn firsts_with_offsets(&self) -> impl Iterator<Item = (u64, Position)> + '_ {
+        self.arena.entries().filter(|(_, h, _)| !h.head.dead).map(|(offset, header, _)| (offset, header.first))
+    }
+
     /// The entry at `offset` (an offset [`KeyTable::iter_offsets`] gave).
     pub(super) fn entry_at(&self, offset: u64) -> Entry<'_> {
         let bytes = self.arena.tail(offset);
@@ -788,6 +814,29 @@ mod tests {
         assert_eq!(released.len(), 1001, "old keys were found again, not added twice");
         let counts: u64 = released.iter().map(|e| e.count).sum();
         assert_eq!(counts, 1000 + 2 * 143 + 1);
+    }
+
+    #[test]
+    fn a_walk_from_any_entry_is_the_rest_of_the_whole_walk() {
+        // Keys of many lengths, enough for several arena blocks.
+        let key = |i: usize| format!("urn:ab:{}{i}", "x".repeat(i % 60));
+        let mut t = KeyTable::new();
+        for i in 0..8_000 {
+            t.insert(key(i).as_bytes(), key(i).as_bytes(), at(0, i as u64), 1);
+        }
+        assert!(t.arena.blocks.len() >= 4, "{} blocks", t.arena.blocks.len());
+        let all: Vec<(u64, Vec<u8>)> = t.iter_offsets().map(|(o, e)| (o, e.key.to_vec())).collect();
+        let keys: Vec<Vec<u8>> = (0..8_000).map(|i| key(i).into_bytes()).collect();
+        assert!(all.iter().map(|(_, k)| k).eq(keys.iter()), "every key, in the order stored");
+        // From every block's first and last entry, and from others.
+        let block_ends =
+            all.windows(2).enumerate().filter(|(_, w)| w[0].0 as usize / BLOCK_BYTES != w[1].0 as usize / BLOCK_BYTES);
+        let starts: Vec<usize> = block_ends.flat_map(|(i, _)| [i, i + 1]).chain((0..all.len()).step_by(331)).collect();
+        assert!(starts.len() > 6);
+        for i in starts {
+            let rest: Vec<(u64, Vec<u8>)> = t.iter_offsets_from(all[i].0).map(|(o, e)| (o, e.key.to_vec())).collect();
+            assert_eq!(rest, all[i..], "from entry {i}");
+        }
     }
 
     #[test]
