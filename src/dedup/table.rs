@@ -502,8 +502,9 @@ impl KeyTable {
     }
 
     /// Adds `n` to the count of the entry at `offset`, whose count field
-    /// holds `field`.
-    #[inline]
+    /// holds `field`. Always inlined: the compiler kept it a call, 32
+    /// instructions per repeated key in `urnscan dedup` (callgrind).
+    #[inline(always)]
     fn add_count(&mut self, offset: u64, field: u16, n: u64) {
         let total = u64::from(field) + n;
         let field = if total <= COUNT_MAX {
