@@ -249,16 +249,29 @@ impl Header {
 
 /// Appends a new entry to `out`: header, key, delta of `raw` (built in
 /// `scratch` first, since its length comes before it).
-pub(super) fn encode(out: &mut Vec<u8>, scratch: &mut Vec<u8>, key: &[u8], raw: &[u8], at: Position, count: u16) {
-    scratch.clear();
-    write_delta(key, raw, scratch);
+#[cfg(test)]
+fn encode(out: &mut Vec<u8>, scratch: &mut Vec<u8>, key: &[u8], raw: &[u8], at: Position, count: u16) {
+    delta_into(scratch, key, raw);
+    encode_with_delta(out, key, scratch, at, count);
+}
+
+/// Writes the delta of `raw` against `key` to `delta`, emptied first: the
+/// first half of writing an entry, whose size is then at most
+/// [`MAX_HEADER`] + the key's length + the delta's.
+pub(super) fn delta_into(delta: &mut Vec<u8>, key: &[u8], raw: &[u8]) {
+    delta.clear();
+    write_delta(key, raw, delta);
+}
+
+/// Appends the entry of `key` with the delta [`delta_into`] made to `out`.
+pub(super) fn encode_with_delta(out: &mut Vec<u8>, key: &[u8], delta: &[u8], at: Position, count: u16) {
     out.extend_from_slice(&count.to_le_bytes());
     write_varint(out, (key.len() as u64) << 1);
     out.extend_from_slice(key);
     write_varint(out, u64::from(at.file));
     write_varint(out, at.offset);
-    write_varint(out, scratch.len() as u64);
-    out.extend_from_slice(scratch);
+    write_varint(out, delta.len() as u64);
+    out.extend_from_slice(delta);
 }
 
 /// The delta that turns `key` into `raw` (see the module documentation).
