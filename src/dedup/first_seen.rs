@@ -18,8 +18,12 @@
 //! inserted after a later one, as [`KeyTable::merge`] may do: the entry
 //! moves to the arena's end) cannot be merged that way; then every entry's
 //! place is listed and sorted by position instead, 32 bytes per entry.
-//! The output is the same either way, and checking which case holds costs
-//! one pass over the tables, made anyway to take the samples.
+//! The output is the same either way. A table notes the samples itself as
+//! it writes its entries, while each is written at or after the position
+//! of all before it, and so knows that it is in order; only a table that
+//! is not is walked, to see whether its live entries still are. (Walking
+//! every table for the samples was 3.5 % of the instructions of
+//! `urnscan dedup` on a URN dataset.)
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
@@ -39,7 +43,7 @@ pub const RANGE_ENTRIES: usize = 1 << 14;
 /// a table is found from the last note before it by skipping fewer than
 /// this many entries, and the notes cost 24 bytes per `SAMPLE_STEP`
 /// entries (2.3 MB for 3 M).
-const SAMPLE_STEP: usize = 32;
+pub(super) const SAMPLE_STEP: usize = 32;
 
 /// The entries of several tables in first-seen order (by
 /// [`Entry::first`]), in ranges that can be handed out on their own; see
@@ -158,8 +162,19 @@ impl<'t> FirstSeenEntries<'t> {
 }
 
 /// Every [`SAMPLE_STEP`]-th entry of `table` with its offset, or `None` if
-/// its entries are not in position order.
+/// its entries are not in position order. The table notes them as it
+/// writes its entries in order (every caller that feeds occurrences in
+/// input order); otherwise its entries are walked to see whether those
+/// that are live still are in order.
 fn sample_table(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
+    match table.first_samples() {
+        Some(offsets) => Some(offsets.iter().map(|&offset| (table.entry_at(offset).first, offset)).collect()),
+        None => walked_samples(table),
+    }
+}
+
+/// [`sample_table`] by a walk over every entry.
+fn walked_samples(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
     let mut samples = Vec::with_capacity(table.len() / SAMPLE_STEP + 1);
     let mut last = Position::default();
     for (i, (offset, first)) in table.firsts_with_offsets().enumerate() {
@@ -309,6 +324,35 @@ mod tests {
         let got = listed(&tables);
         assert_eq!(got, by_position(&tables));
         assert_eq!(got[0], (at(0, 5), b"urn:n:50002".to_vec(), 2));
+    }
+
+    proptest::proptest! {
+        /// The samples a table notes as it writes entries in position order
+        /// are those a walk over its entries takes; once an entry is written
+        /// out of order it notes none, and the walk decides.
+        #[test]
+        fn noted_samples_are_the_walked_ones(
+            keys in proptest::prop_oneof![proptest::collection::vec(0u32..500, 0..2000), proptest::collection::vec(0u32..2, 0..4)],
+            earlier in proptest::option::of(0u32..500),
+        ) {
+            let mut table = KeyTable::new();
+            for (i, k) in keys.iter().enumerate() {
+                let key = format!("urn:k:{k}");
+                table.insert(key.as_bytes(), key.as_bytes(), at(1, i as u64), 1);
+            }
+            let noted = table.first_samples().map(|offsets| offsets.len());
+            proptest::prop_assert_eq!(sample_table(&table), walked_samples(&table));
+            proptest::prop_assert_eq!(noted, walked_samples(&table).map(|s| s.len()));
+            if let Some(k) = earlier {
+                // An occurrence before all others: a new entry, or one that
+                // replaces a stored key's.
+                let key = format!("urn:k:{k}");
+                table.insert(key.as_bytes(), key.as_bytes(), at(0, 0), 1);
+                proptest::prop_assert_eq!(table.first_samples().is_some(), keys.is_empty());
+                let firsts: Vec<Position> = table.iter().map(|e| e.first).collect();
+                proptest::prop_assert_eq!(sample_table(&table).is_some(), firsts.is_sorted());
+            }
+        }
     }
 
     #[test]
