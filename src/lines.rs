@@ -37,8 +37,9 @@
 //! stream. A block is processed in two parallel phases, so that no thread
 //! ever merges another thread's table:
 //!
-//! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): trim,
-//!    parse, hash the key ([`key_hash`]), and append a 24-byte record
+//! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): find
+//!    the line ends 4 KiB at a time as bits
+//!    ([`crate::platform::simd::newlines`]), trim, parse, hash the key ([`key_hash`]), and append a 24-byte record
 //!    (hash, line, where the text is, where the key is) to one of
 //!    64 partitions chosen by the key's hash. The key is copied to a side
 //!    buffer only when it is not the start of the line's text (most lines
@@ -146,6 +147,7 @@ use crate::dedup::{key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Posi
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::nid::NidFilter;
+use crate::platform::simd::newlines::newline_bits;
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -168,6 +170,9 @@ pub const MAX_SPILL_LEVELS: u32 = 5;
 /// Partitions per level: the top `PART_BITS` bits of the key hash ([`key_hash`]).
 const PART_BITS: u32 = 6;
 const PARTS: usize = 1 << PART_BITS;
+/// Bytes whose line ends are found at once: small enough that they are
+/// still in the first-level cache when their lines are parsed.
+const NEWLINE_SPAN: usize = 4096;
 /// Smallest parse chunk worth a rayon task.
 const MIN_CHUNK: usize = 64 << 10;
 /// A streamed line longer than this is condensed.
@@ -489,9 +494,22 @@ impl ChunkOut {
         self.reset(range.start);
         let chunk = &block[range];
         let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', chunk) {
-            self.line(chunk, start..nl, judge);
-            start = nl + 1;
+        // The line ends as bits, a span at a time (see
+        // `platform::simd::newlines`): a search per line cost more than the
+        // line's own bookkeeping.
+        let mut words = [0u64; NEWLINE_SPAN / 64];
+        for (k, span) in chunk.chunks(NEWLINE_SPAN).enumerate() {
+            let filled = newline_bits(span, &mut words);
+            for (w, &word) in words[..filled].iter().enumerate() {
+                let base = k * NEWLINE_SPAN + w * 64;
+                let mut bits = word;
+                while bits != 0 {
+                    let nl = base + bits.trailing_zeros() as usize;
+                    self.line(chunk, start..nl, judge);
+                    start = nl + 1;
+                    bits &= bits - 1;
+                }
+            }
         }
         if start < chunk.len() {
             self.line(chunk, start..chunk.len(), judge);

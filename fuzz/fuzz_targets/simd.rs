@@ -18,13 +18,18 @@
 //! - every marks kernel ([`Marks`]) gives the scalar kernel's masks for
 //!   the input's first and last `len` bytes, for every `len` up to one past
 //!   [`MARKS_LEN`] (`None` there), so that the tail loads and the padded
-//!   copy of short inputs meet every length.
+//!   copy of short inputs meet every length;
+//! - every newline kernel ([`newline_bits_with`]) gives the definition's
+//!   bits (one per `\n` byte) for the whole input and for it cut at each
+//!   of its first 64 bytes, so that the partial last block meets every
+//!   length.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::platform::simd::class::ClassKernel;
 use urnscan::platform::simd::marks::{Marks, MARKS_LEN};
+use urnscan::platform::simd::newlines::newline_bits_with;
 use urnscan::platform::simd::{Kernel, UrnFinder};
 
 fuzz_target!(|data: &[u8]| {
@@ -55,6 +60,18 @@ fuzz_target!(|data: &[u8]| {
             for kernel in ClassKernel::available() {
                 assert_eq!(Marks::with_kernel(bytes, kernel), expected, "marks {kernel:?} len {len}");
             }
+        }
+    }
+    for from in 0..=data.len().min(64) {
+        let hay = &data[from..];
+        let mut want = vec![0u64; hay.len().div_ceil(64)];
+        for (i, _) in hay.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
+            want[i / 64] |= 1 << (i % 64);
+        }
+        for kernel in ClassKernel::available() {
+            let mut got = vec![!0u64; want.len() + 1];
+            let words = newline_bits_with(hay, &mut got, kernel);
+            assert_eq!(&got[..words], &want[..], "newlines {kernel:?} from {from}");
         }
     }
 });

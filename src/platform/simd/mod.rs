@@ -74,6 +74,7 @@
 
 pub mod class;
 pub mod marks;
+pub mod newlines;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
