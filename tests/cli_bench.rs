@@ -153,3 +153,49 @@ fn floor_once_reads_the_file_once_and_reports_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
 }
+
+/// `--lines` measures a URN dataset as `urnscan dedup` reads it: its rows
+/// count the generator's lines, its valid lines (the truth's counts add up
+/// to them) and its distinct keys, and a last line without `\n` counts.
+#[test]
+fn lines_mode_counts_the_datasets_lines_and_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, truth) = (dir.path().join("urns.txt"), dir.path().join("truth.tsv"));
+    let (f, t) = (file.to_str().unwrap(), truth.to_str().unwrap());
+    let out =
+        urnscan(&["gen", "--dataset", "--lines", "20000", "--distinct", "6000", "--seed", "5", "-o", f, "--truth", t]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let truth = fs::read_to_string(&truth).unwrap();
+    let valid: u64 = truth.lines().map(|l| l.rsplit('\t').next().unwrap().parse::<u64>().unwrap()).sum();
+    let distinct = truth.lines().count() as u64;
+    let bytes = fs::read(&file).unwrap();
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    assert_eq!(lines, 20_000);
+
+    let report = json(&urnscan(&["bench", "--lines", "--runs", "1", "-j", "2", "--format", "json", f]));
+    let want = ["floor", "floor + map", "line ends", "+ parse + dedup", "+ first-seen output"];
+    assert_eq!(phases(&report, 1), want);
+    assert_eq!(phases(&report, 2), want);
+    let count = |r: &serde_json::Value| r["count"].as_u64().unwrap();
+    for r in rows(&report) {
+        match r["phase"].as_str().unwrap() {
+            "line ends" => assert_eq!((count(r), r["counted"].as_str()), (lines, Some("lines"))),
+            "+ parse + dedup" | "+ first-seen output" => {
+                assert_eq!((count(r), r["urns"].as_u64()), (distinct, Some(valid)), "{}", r["phase"]);
+            }
+            _ => assert!(r["count"].is_null()),
+        }
+    }
+
+    // Without its last "\n" the last line is still a line.
+    let cut = dir.path().join("cut.txt");
+    fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    let report =
+        json(&urnscan(&["bench", "--lines", "--runs", "1", "-j", "1", "--format", "json", cut.to_str().unwrap()]));
+    let ends = rows(&report).iter().find(|r| r["phase"] == "line ends").unwrap();
+    assert_eq!(count(ends), lines);
+
+    // --lines measures a file, not a generated text corpus.
+    let out = urnscan(&["bench", "--lines", "--generate", "1MiB"]);
+    assert_eq!(out.status.code(), Some(2));
+}

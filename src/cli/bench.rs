@@ -24,6 +24,17 @@
 //!    `scan --unique` prints them (all of its output work but writing the
 //!    numbers and the bytes out).
 //!
+//! With `--lines` the file is a URN dataset, one per line, and the rows
+//! after the floor follow `urnscan dedup` instead of the scanner:
+//!
+//! 3. line ends — every line's end found as `dedup` finds them
+//!    ([`newline_bits`], then bit by bit);
+//! 4. `+ parse + dedup` — the file fed to a [`LineDedup`] as one input:
+//!    each line trimmed, parsed, keyed and counted in its table;
+//! 5. `+ first-seen output` — the same, then the classes formatted in
+//!    first-seen order (first-seen form and a newline) and written to
+//!    nowhere, as `dedup` prints them.
+//!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
 //! is shown as time, GB/s (10^9 bytes per second) and its ratio to the warm
@@ -40,6 +51,7 @@
 //! The scan rows call the library's own code paths, so they measure what
 //! `urnscan scan` runs; only the window size is repeated here ([`WINDOW`]).
 
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -47,14 +59,16 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use urnscan::dedup::sorted::RANGE_ENTRIES;
-use urnscan::dedup::ShardedTable;
+use urnscan::dedup::{Entry, ShardedTable};
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
+use urnscan::lines::{DedupOptions, LineDedup, Order};
+use urnscan::platform::simd::newlines::newline_bits;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
-use urnscan::{ExtractOptions, Scanner};
+use urnscan::{ExtractOptions, Grammar, Scanner};
 
 use super::gen::parse_size;
 use super::output::thousands;
@@ -120,6 +134,24 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             push("floor + map", None, None, time);
         }
         if args.floor {
+            continue;
+        }
+        if args.lines {
+            let grammar = scanner.options().grammar;
+            let (time, n) = best_of(runs, || pool.install(|| count_lines(hay)));
+            push("line ends", None, Some(("lines", n)), time);
+            for (phase, output) in [("+ parse + dedup", false), ("+ first-seen output", true)] {
+                let (time, counted) = best_of(runs, || pool.install(|| dedup_lines(hay, grammar, output)));
+                let (valid, distinct) = counted?;
+                rows.push(Row {
+                    phase,
+                    kernel: None,
+                    threads,
+                    time,
+                    count: Some(("unique", distinct)),
+                    urns: Some(valid),
+                });
+            }
             continue;
         }
         let kernels: Vec<Kernel> = if threads == 1 { Kernel::available() } else { vec![best.kernel()] };
@@ -252,6 +284,54 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
         true
     });
     (events, urns)
+}
+
+/// Lines of the whole buffer, their ends found as `urnscan dedup` finds
+/// them (4 KiB at a time as bits, then bit by bit), in parallel chunks; a
+/// last line without `\n` counts too.
+fn count_lines(hay: &[u8]) -> u64 {
+    let (ends, sum) = chunks(hay.len())
+        .map(|(start, end)| {
+            let mut words = [0u64; 64];
+            let (mut n, mut sum) = (0u64, 0u64);
+            for (k, span) in hay[start..end].chunks(64 * 64).enumerate() {
+                let filled = newline_bits(span, &mut words);
+                for (w, &word) in words[..filled].iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        // Each line's end, as the line loop computes it.
+                        sum = sum.wrapping_add((start + k * 4096 + w * 64) as u64 + u64::from(bits.trailing_zeros()));
+                        n += 1;
+                        bits &= bits - 1;
+                    }
+                }
+            }
+            (n, sum)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.wrapping_add(b.1)));
+    // The sum only keeps the line loop from being optimised away.
+    std::hint::black_box(sum);
+    ends + u64::from(hay.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// `urnscan dedup` on the buffer as one input: lines parsed, keyed and
+/// counted; with `output`, the classes also formatted in first-seen order
+/// (the first-seen form and a newline each) and written nowhere. Returns
+/// the valid lines and the distinct keys.
+fn dedup_lines(hay: &[u8], grammar: Grammar, output: bool) -> Result<(u64, u64)> {
+    let mut dedup = LineDedup::new(DedupOptions { grammar, ..DedupOptions::default() });
+    dedup.add_bytes(hay, 0, &mut |_| Ok(())).context("cannot deduplicate the lines")?;
+    let valid = dedup.counts().valid;
+    if !output {
+        return Ok((valid, dedup.table_len() as u64));
+    }
+    let format = |e: &Entry<'_>, line: &mut Vec<u8>| {
+        e.raw.write_into(line);
+        line.push(b'\n');
+        Ok(())
+    };
+    let finished = dedup.finish_parallel(Order::FirstSeen, &format, &mut io::sink())?;
+    Ok((valid, finished.distinct))
 }
 
 /// The key table of the whole buffer, built as `scan --unique` builds it.

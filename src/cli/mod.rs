@@ -102,11 +102,15 @@ Examples:
   urnscan bench --floor big.log           only the floor: read every byte
   urnscan bench --floor --once big.log    the floor as one whole process, to time with hyperfine
   urnscan bench --format json -j 2 --runs 5 big.log
+  urnscan bench --lines urns.txt          a URN dataset as `urnscan dedup` reads it
 
 Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
 (the scan's events), + dedup (key table, as --unique and --stats),
 + sort (the table's entries in key order, as --unique prints them).
+With --lines: line ends (found as `urnscan dedup` finds them), + parse
++ dedup (each line parsed, keyed and counted), + first-seen output (the
+classes formatted in first-seen order, written nowhere).
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
 as fast as reading the bytes. Each row is the best of --runs runs.
 
@@ -145,6 +149,11 @@ pub struct BenchArgs {
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,
+    /// Measure FILE as a URN dataset, one per line, as `urnscan dedup` reads
+    /// it: rows for finding the lines, + parse and dedup, + the first-seen
+    /// output, instead of the search rows.
+    #[arg(long, conflicts_with = "generate")]
+    lines: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = bench::BenchFormat::Text)]
     format: bench::BenchFormat,
