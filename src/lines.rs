@@ -39,7 +39,8 @@
 //!
 //! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): find
 //!    the line ends 4 KiB at a time as bits
-//!    ([`crate::platform::simd::newlines`]), trim, parse, hash the key ([`key_hash`]), and append a 24-byte record
+//!    ([`crate::platform::simd::newlines`]), trim, parse, hash the key
+//!    ([`key_hash`]), and append a 24-byte record
 //!    (hash, line, where the text is, where the key is) to one of
 //!    64 partitions chosen by the key's hash. The key is copied to a side
 //!    buffer only when it is not the start of the line's text (most lines

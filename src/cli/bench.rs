@@ -292,15 +292,18 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
 fn count_lines(hay: &[u8]) -> u64 {
     let (ends, sum) = chunks(hay.len())
         .map(|(start, end)| {
+            // 4 KiB at a time, as `dedup` takes them.
             let mut words = [0u64; 64];
+            let span_len = words.len() * 64;
             let (mut n, mut sum) = (0u64, 0u64);
-            for (k, span) in hay[start..end].chunks(64 * 64).enumerate() {
+            for (k, span) in hay[start..end].chunks(span_len).enumerate() {
                 let filled = newline_bits(span, &mut words);
                 for (w, &word) in words[..filled].iter().enumerate() {
                     let mut bits = word;
                     while bits != 0 {
                         // Each line's end, as the line loop computes it.
-                        sum = sum.wrapping_add((start + k * 4096 + w * 64) as u64 + u64::from(bits.trailing_zeros()));
+                        let base = start + k * span_len + w * 64;
+                        sum = sum.wrapping_add(base as u64 + u64::from(bits.trailing_zeros()));
                         n += 1;
                         bits &= bits - 1;
                     }
