@@ -148,7 +148,7 @@ use crate::dedup::{key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Posi
 use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::nid::NidFilter;
-use crate::platform::simd::newlines::newline_bits;
+use crate::platform::simd::newlines::for_each_newline;
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -171,9 +171,6 @@ pub const MAX_SPILL_LEVELS: u32 = 5;
 /// Partitions per level: the top `PART_BITS` bits of the key hash ([`key_hash`]).
 const PART_BITS: u32 = 6;
 const PARTS: usize = 1 << PART_BITS;
-/// Bytes whose line ends are found at once: small enough that they are
-/// still in the first-level cache when their lines are parsed.
-const NEWLINE_SPAN: usize = 4096;
 /// Smallest parse chunk worth a rayon task.
 const MIN_CHUNK: usize = 64 << 10;
 /// A streamed line longer than this is condensed.
@@ -495,23 +492,12 @@ impl ChunkOut {
         self.reset(range.start);
         let chunk = &block[range];
         let mut start = 0;
-        // The line ends as bits, a span at a time (see
-        // `platform::simd::newlines`): a search per line cost more than the
-        // line's own bookkeeping.
-        let mut words = [0u64; NEWLINE_SPAN / 64];
-        for (k, span) in chunk.chunks(NEWLINE_SPAN).enumerate() {
-            let filled = newline_bits(span, &mut words);
-            for (w, &word) in words[..filled].iter().enumerate() {
-                let base = k * NEWLINE_SPAN + w * 64;
-                let mut bits = word;
-                while bits != 0 {
-                    let nl = base + bits.trailing_zeros() as usize;
-                    self.line(chunk, start..nl, judge);
-                    start = nl + 1;
-                    bits &= bits - 1;
-                }
-            }
-        }
+        // The line ends as bits (see `platform::simd::newlines`): a search
+        // per line cost more than the line's own bookkeeping.
+        for_each_newline(chunk, |nl| {
+            self.line(chunk, start..nl, judge);
+            start = nl + 1;
+        });
         if start < chunk.len() {
             self.line(chunk, start..chunk.len(), judge);
         }

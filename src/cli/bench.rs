@@ -28,7 +28,7 @@
 //! after the floor follow `urnscan dedup` instead of the scanner:
 //!
 //! 3. line ends — every line's end found as `dedup` finds them
-//!    ([`newline_bits`], then bit by bit);
+//!    ([`for_each_newline`]);
 //! 4. `+ parse + dedup` — the file fed to a [`LineDedup`] as one input:
 //!    each line trimmed, parsed, keyed and counted in its table;
 //! 5. `+ first-seen output` — the same, then the classes formatted in
@@ -64,7 +64,7 @@ use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::lines::{DedupOptions, LineDedup, Order};
-use urnscan::platform::simd::newlines::newline_bits;
+use urnscan::platform::simd::newlines::for_each_newline;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
@@ -292,23 +292,11 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
 fn count_lines(hay: &[u8]) -> u64 {
     let (ends, sum) = chunks(hay.len())
         .map(|(start, end)| {
-            // 4 KiB at a time, as `dedup` takes them.
-            let mut words = [0u64; 64];
-            let span_len = words.len() * 64;
             let (mut n, mut sum) = (0u64, 0u64);
-            for (k, span) in hay[start..end].chunks(span_len).enumerate() {
-                let filled = newline_bits(span, &mut words);
-                for (w, &word) in words[..filled].iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        // Each line's end, as the line loop computes it.
-                        let base = start + k * span_len + w * 64;
-                        sum = sum.wrapping_add(base as u64 + u64::from(bits.trailing_zeros()));
-                        n += 1;
-                        bits &= bits - 1;
-                    }
-                }
-            }
+            for_each_newline(&hay[start..end], |nl| {
+                n += 1;
+                sum = sum.wrapping_add((start + nl) as u64);
+            });
             (n, sum)
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.wrapping_add(b.1)));

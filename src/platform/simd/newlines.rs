@@ -42,6 +42,30 @@ pub fn newline_bits_with(hay: &[u8], out: &mut [u64], kernel: ClassKernel) -> us
     words
 }
 
+/// Calls `f` with the index of every `\n` in `hay`, in order: the bits of
+/// [`newline_bits`] for 4 KiB at a time, stepped through with
+/// `trailing_zeros` and clearing the lowest bit. Generic, so that `f` is
+/// inlined into the loop (the line loop of `urnscan dedup`).
+#[inline]
+pub fn for_each_newline(hay: &[u8], mut f: impl FnMut(usize)) {
+    let mut words = [0u64; SPAN / 64];
+    for (k, span) in hay.chunks(SPAN).enumerate() {
+        let filled = newline_bits(span, &mut words);
+        for (w, &word) in words[..filled].iter().enumerate() {
+            let base = k * SPAN + w * 64;
+            let mut bits = word;
+            while bits != 0 {
+                f(base + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+/// Bytes [`for_each_newline`] turns into bits at once: small enough that
+/// they are still in the first-level cache when the caller reads the lines.
+const SPAN: usize = 4096;
+
 /// The byte loop for up to 64 bytes, and the reference the vector kernel is
 /// tested against.
 fn newline_bits_scalar(block: &[u8]) -> u64 {
@@ -108,6 +132,17 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Every `\n` once, in order, across the 4 KiB spans.
+        #[test]
+        fn every_newline_is_visited_in_order(
+            hay in proptest::collection::vec(proptest::sample::select(b"\nab".to_vec()), 0..10_000),
+        ) {
+            let mut got = Vec::new();
+            for_each_newline(&hay, |i| got.push(i));
+            let want: Vec<usize> = hay.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
         #[test]
         fn kernels_agree_on_random_bytes(hay in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..=600)) {
             for kernel in ClassKernel::available() {
