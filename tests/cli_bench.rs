@@ -172,8 +172,12 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
     let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
     assert_eq!(lines, 20_000);
 
+    // The reference row counts lines as `sort -u` does: whole lines, bytes as they are.
+    let distinct_lines = bytes.split(|&b| b == b'\n').take(20_000).collect::<std::collections::BTreeSet<_>>().len();
+    assert!(distinct_lines as u64 > distinct, "the dataset spells keys in more than one way");
+
     let report = json(&urnscan(&["bench", "--lines", "--runs", "1", "-j", "2", "--format", "json", f]));
-    let want = ["floor", "floor + map", "line ends", "+ parse + dedup", "+ first-seen output"];
+    let want = ["floor", "floor + map", "line ends", "+ parse + dedup", "+ first-seen output", "lines in a HashSet"];
     assert_eq!(phases(&report, 1), want);
     assert_eq!(phases(&report, 2), want);
     let count = |r: &serde_json::Value| r["count"].as_u64().unwrap();
@@ -182,6 +186,10 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
             "line ends" => assert_eq!((count(r), r["counted"].as_str()), (lines, Some("lines"))),
             "+ parse + dedup" | "+ first-seen output" => {
                 assert_eq!((count(r), r["urns"].as_u64()), (distinct, Some(valid)), "{}", r["phase"]);
+            }
+            "lines in a HashSet" => {
+                assert_eq!((count(r), r["urns"].as_u64()), (distinct_lines as u64, Some(lines)));
+                assert_eq!(r["counted"].as_str(), Some("distinct lines"));
             }
             _ => assert!(r["count"].is_null()),
         }
@@ -194,6 +202,8 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
         json(&urnscan(&["bench", "--lines", "--runs", "1", "-j", "1", "--format", "json", cut.to_str().unwrap()]));
     let ends = rows(&report).iter().find(|r| r["phase"] == "line ends").unwrap();
     assert_eq!(count(ends), lines);
+    let set = rows(&report).iter().find(|r| r["phase"] == "lines in a HashSet").unwrap();
+    assert_eq!((count(set), set["urns"].as_u64()), (distinct_lines as u64, Some(lines)));
 
     // --lines measures a file, not a generated text corpus.
     let out = urnscan(&["bench", "--lines", "--generate", "1MiB"]);

@@ -33,7 +33,17 @@
 //!    each line trimmed, parsed, keyed and counted in its table;
 //! 5. `+ first-seen output` — the same, then the classes formatted in
 //!    first-seen order (first-seen form and a newline) and written to
-//!    nowhere, as `dedup` prints them.
+//!    nowhere, as `dedup` prints them;
+//! 6. `lines in a HashSet` — a reference, not a layer: the distinct lines
+//!    as bytes, as `sort -u` sees them (no trimming, validation or key),
+//!    counted in the same two phases as `dedup` counts keys (each block's
+//!    lines hashed with the same XXH3 by parallel chunks and grouped into
+//!    64 partitions, then one std `HashSet` per partition, in parallel).
+//!    It does less than any row above it, so the distance from it to
+//!    `+ parse + dedup` is what validation, the equivalence key and the
+//!    first-seen bookkeeping cost, and its lines per second are about as
+//!    fast as exact deduplication of these lines runs on this machine with
+//!    a general-purpose hash table.
 //!
 //! Each row is the best of `--runs` runs (the least disturbed by other
 //! processes), at one thread and at `-j` threads (default: every core), and
@@ -51,7 +61,10 @@
 //! The scan rows call the library's own code paths, so they measure what
 //! `urnscan scan` runs; only the window size is repeated here ([`WINDOW`]).
 
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -59,11 +72,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
 use urnscan::dedup::sorted::RANGE_ENTRIES;
-use urnscan::dedup::{Entry, ShardedTable};
+use urnscan::dedup::{key_hash, Entry, ShardedTable};
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
-use urnscan::lines::{DedupOptions, LineDedup, Order};
+use urnscan::lines::{DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
 use urnscan::platform::simd::newlines::for_each_newline;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
@@ -71,6 +84,7 @@ use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
 use urnscan::{ExtractOptions, Grammar, Scanner};
 
 use super::gen::parse_size;
+use super::hashed::{Hashed, StoredHash};
 use super::output::thousands;
 use super::{grammar, BenchArgs};
 
@@ -152,6 +166,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
                     urns: Some(valid),
                 });
             }
+            let (time, (lines, distinct)) = best_of(runs, || pool.install(|| distinct_lines(hay, DEFAULT_BLOCK_SIZE)));
+            let count = Some(("distinct lines", distinct));
+            rows.push(Row { phase: "lines in a HashSet", kernel: None, threads, time, count, urns: Some(lines) });
             continue;
         }
         let kernels: Vec<Kernel> = if threads == 1 { Kernel::available() } else { vec![best.kernel()] };
@@ -325,6 +342,79 @@ fn dedup_lines(hay: &[u8], grammar: Grammar, output: bool) -> Result<(u64, u64)>
     Ok((valid, finished.distinct))
 }
 
+type LineSet<'a> = HashSet<Hashed<'a>, BuildHasherDefault<StoredHash>>;
+
+/// Partitions of [`distinct_lines`], as many as `urnscan dedup` has.
+const SET_PARTS: usize = 64;
+
+/// The reference row of `--lines`: the buffer's lines, as `sort -u` sees
+/// them, hashed by parallel chunks of each block of about `block` bytes and
+/// grouped by hash ([`Hashed::part`]), then counted in one `HashSet` per
+/// group, the groups in parallel (the two phases of `urnscan dedup`).
+/// Returns the lines and the distinct ones.
+fn distinct_lines(hay: &[u8], block: usize) -> (u64, u64) {
+    let mut sets: Vec<LineSet<'_>> = (0..SET_PARTS).map(|_| LineSet::default()).collect();
+    let mut groups: Vec<Vec<Vec<Hashed<'_>>>> = Vec::new();
+    let mut lines = 0;
+    let mut start = 0;
+    while start < hay.len() {
+        let end = line_end_near(hay, start + block);
+        let pieces = line_pieces(hay, start..end, rayon::current_num_threads() * 4);
+        let used = pieces.len();
+        groups.resize_with(groups.len().max(used), || vec![Vec::new(); SET_PARTS]);
+        groups[..used].par_iter_mut().zip(pieces).for_each(|(group, piece)| {
+            group.iter_mut().for_each(Vec::clear);
+            each_line(&hay[piece], |bytes| {
+                let line = Hashed { hash: key_hash(bytes), bytes };
+                group[line.part(SET_PARTS)].push(line);
+            });
+        });
+        let used = &groups[..used];
+        lines += used.iter().flatten().map(|g| g.len() as u64).sum::<u64>();
+        sets.par_iter_mut().enumerate().for_each(|(p, set)| {
+            for group in used {
+                set.extend(group[p].iter().copied());
+            }
+        });
+        start = end;
+    }
+    (lines, sets.iter().map(|s| s.len() as u64).sum())
+}
+
+/// Just after the first `\n` at or after `at`, or the end of `hay`.
+fn line_end_near(hay: &[u8], at: usize) -> usize {
+    match hay.get(at..) {
+        Some(rest) => memchr::memchr(b'\n', rest).map_or(hay.len(), |i| at + i + 1),
+        None => hay.len(),
+    }
+}
+
+/// `range` of `hay` cut at line ends into about `n` pieces of whole lines.
+fn line_pieces(hay: &[u8], range: Range<usize>, n: usize) -> Vec<Range<usize>> {
+    let step = (range.len() / n.max(1)).max(1);
+    let mut pieces = Vec::new();
+    let mut start = range.start;
+    while start < range.end {
+        let end = line_end_near(hay, start + step).min(range.end);
+        pieces.push(start..end);
+        start = end;
+    }
+    pieces
+}
+
+/// Every line of `piece` (which ends at a line end or at the end of the
+/// input), without its `\n`, as `sort` reads lines.
+fn each_line<'a>(piece: &'a [u8], mut f: impl FnMut(&'a [u8])) {
+    let mut start = 0;
+    for_each_newline(piece, |nl| {
+        f(&piece[start..nl]);
+        start = nl + 1;
+    });
+    if start < piece.len() {
+        f(&piece[start..]);
+    }
+}
+
 /// The key table of the whole buffer, built as `scan --unique` builds it.
 fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     let mut table = ShardedTable::new();
@@ -440,4 +530,23 @@ fn print_json(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Ro
     });
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference set counts what `sort -u | wc -l` counts, whatever the
+    /// block size: every line once, an unterminated last line included.
+    #[test]
+    fn distinct_lines_are_the_sorted_unique_lines() {
+        let text: &[u8] = b"urn:a:1\nURN:a:1\n\nurn:a:1\nx y\n\nurn:b:2\nx y\nlast";
+        let want = text.split(|&b| b == b'\n').collect::<std::collections::BTreeSet<_>>().len() as u64;
+        assert_eq!(want, 6);
+        for block in [1, 3, 8, 20, 1 << 20] {
+            assert_eq!(distinct_lines(text, block), (9, want), "block {block}");
+        }
+        assert_eq!(distinct_lines(&text[..text.len() - 4], 5), (8, 5), "a final newline ends the last line");
+        assert_eq!(distinct_lines(b"", 5), (0, 0));
+    }
 }

@@ -10,6 +10,7 @@ mod check;
 mod color;
 mod dedup;
 mod gen;
+mod hashed;
 mod man;
 mod output;
 mod progress;
@@ -151,7 +152,8 @@ pub struct BenchArgs {
     rfc2141: bool,
     /// Measure FILE as a URN dataset, one per line, as `urnscan dedup` reads
     /// it: rows for finding the lines, + parse and dedup, + the first-seen
-    /// output, instead of the search rows.
+    /// output, instead of the search rows, and for reference the distinct
+    /// lines counted in a plain hash set (no validation, no key).
     #[arg(long, conflicts_with = "generate")]
     lines: bool,
     /// Output format.

@@ -3,7 +3,7 @@
 //! or only how many of them each input holds.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::BuildHasherDefault;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::{Mutex, PoisonError};
@@ -21,6 +21,7 @@ use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
+use super::hashed::{Hashed, StoredHash};
 use super::output::{
     json_str, nid_bytes_of_key, nid_of_key, pad, thousands, thousands_len, write_csv_record, write_thousands, write_u64,
 };
@@ -383,7 +384,7 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
         .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
         .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
-                let nid = HashedNid::new(nid_bytes_of_key(e.key), &hasher);
+                let nid = Hashed::new(nid_bytes_of_key(e.key), &hasher);
                 let slot = parts[nid.part(PARTS)].entry(nid).or_default();
                 slot.0 += e.count;
                 slot.1 += 1;
@@ -399,8 +400,8 @@ fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
 /// the NIDs a few entries ahead are prefetched: read one after the other,
 /// 130,000 NIDs cost 5 % of a `scan --stats` run on dense text (`perf`).
 fn as_text(counts: ByNid<'_>) -> Vec<(String, (u64, u64))> {
-    let counts: Vec<(HashedNid<'_>, (u64, u64))> = counts.into_iter().collect();
-    let text = |(i, (nid, n)): (usize, &(HashedNid<'_>, (u64, u64)))| {
+    let counts: Vec<(Hashed<'_>, (u64, u64))> = counts.into_iter().collect();
+    let text = |(i, (nid, n)): (usize, &(Hashed<'_>, (u64, u64)))| {
         if let Some((ahead, _)) = counts.get(i + AHEAD) {
             prefetch(ahead.bytes);
         }
@@ -578,68 +579,13 @@ fn write_stats_json(
 }
 
 /// Occurrences and distinct keys by NID.
-type ByNid<'t> = HashMap<HashedNid<'t>, (u64, u64), BuildHasherDefault<StoredHash>>;
-
-/// A NID and its hash, computed once. The maps of [`nid_stats`] take that
-/// number as it is ([`StoredHash`]): hashed by the map, a NID was hashed
-/// once to choose its part, again to find its slot, and again at every
-/// growth of a map and every merge; with the probing, the maps took a
-/// tenth of a `scan --stats` run on dense text with 130,000 NIDs (`perf`).
-/// Equality still compares the bytes: two NIDs of equal hash are counted
-/// apart.
-#[derive(Clone, Copy, Debug)]
-struct HashedNid<'t> {
-    hash: u64,
-    bytes: &'t [u8],
-}
-
-impl<'t> HashedNid<'t> {
-    fn new(bytes: &'t [u8], hasher: &impl BuildHasher) -> HashedNid<'t> {
-        HashedNid { hash: hasher.hash_one(bytes), bytes }
-    }
-
-    /// Which of `parts` (a power of two) maps count this NID: bits the
-    /// map does not use (it takes its slot from the low bits and its tags
-    /// from the top seven).
-    fn part(&self, parts: usize) -> usize {
-        (self.hash >> 32) as usize & (parts - 1)
-    }
-}
-
-impl PartialEq for HashedNid<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.bytes == other.bytes
-    }
-}
-
-impl Eq for HashedNid<'_> {}
-
-impl Hash for HashedNid<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-/// The hasher of [`ByNid`]: the hash a [`HashedNid`] carries, unchanged.
-#[derive(Default)]
-struct StoredHash(u64);
-
-impl Hasher for StoredHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `HashedNid` is hashed with this, through `write_u64`.
-        // Anything else would still get a hash, if a poor one (FNV-1a).
-        self.0 =
-            bytes.iter().fold(self.0 ^ 0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
+///
+/// A NID carries its hash, computed once ([`Hashed`]): hashed by the map,
+/// a NID was hashed once to choose its part, again to find its slot, and
+/// again at every growth of a map and every merge; with the probing, the
+/// maps took a tenth of a `scan --stats` run on dense text with 130,000
+/// NIDs (`perf`).
+type ByNid<'t> = HashMap<Hashed<'t>, (u64, u64), BuildHasherDefault<StoredHash>>;
 
 /// `a` and `b` in one map: counts of the same NID added.
 fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
@@ -699,8 +645,8 @@ mod tests {
 
     #[test]
     fn nids_of_equal_hash_are_counted_apart() {
-        let nid = |hash, bytes: &'static [u8]| HashedNid { hash, bytes };
-        let count = |map: &mut ByNid<'static>, n: HashedNid<'static>| {
+        let nid = |hash, bytes: &'static [u8]| Hashed { hash, bytes };
+        let count = |map: &mut ByNid<'static>, n: Hashed<'static>| {
             let slot = map.entry(n).or_default();
             slot.0 += 1;
             slot.1 += 1;
