@@ -37,9 +37,11 @@
 //! stream. A block is processed in two parallel phases, so that no thread
 //! ever merges another thread's table:
 //!
-//! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): find
-//!    the line ends 4 KiB at a time as bits
-//!    ([`crate::platform::simd::newlines`]), trim, parse, hash the key
+//! 1. *Parse* (rayon over chunks of the block, cut at line boundaries): make
+//!    each 4 KiB into bit maps, the line ends and the grammar's answers for
+//!    every byte ([`crate::platform::simd::line_bits`]), step from line end
+//!    to line end, trim, judge the line from the maps of its span (or walk
+//!    it where they cannot tell: `grammar/bits.rs`), hash the key
 //!    ([`key_hash`]), and append a 24-byte record
 //!    (hash, line, where the text is, where the key is) to one of
 //!    64 partitions chosen by the key's hash. The key is copied to a side
@@ -146,9 +148,10 @@ use rayon::prelude::*;
 
 use crate::dedup::{key_hash, Entry, FirstSeenEntries, KeyTable, Occurrence, Position, Raw, SortedEntries};
 use crate::error::{ErrorKind, UrnError};
+use crate::grammar::bits::parse_in_span;
 use crate::grammar::{parse, Grammar, MAX_URN_LEN};
 use crate::nid::NidFilter;
-use crate::platform::simd::newlines::for_each_newline;
+use crate::platform::simd::line_bits::{for_each_line, LineBits};
 use crate::source::Whole;
 
 /// Default bytes per block of input: small, because a block's bytes and its
@@ -491,16 +494,9 @@ impl ChunkOut {
     fn scan(&mut self, block: &[u8], range: Range<usize>, judge: Judge<'_>) {
         self.reset(range.start);
         let chunk = &block[range];
-        let mut start = 0;
-        // The line ends as bits (see `platform::simd::newlines`): a search
-        // per line cost more than the line's own bookkeeping.
-        for_each_newline(chunk, |nl| {
-            self.line(chunk, start..nl, judge);
-            start = nl + 1;
-        });
-        if start < chunk.len() {
-            self.line(chunk, start..chunk.len(), judge);
-        }
+        // The line ends and the grammar's answers as bits, a span at a time
+        // (see `platform::simd::line_bits`).
+        for_each_line(chunk, |line, span| self.line(chunk, line, span, judge));
     }
 
     fn reset(&mut self, offset: usize) {
@@ -513,8 +509,9 @@ impl ChunkOut {
         self.rejects.clear();
     }
 
-    /// Judges one line (without its `\n`): the hot loop.
-    fn line(&mut self, chunk: &[u8], line: Range<usize>, judge: Judge<'_>) {
+    /// Judges one line (without its `\n`), with the maps of the span of
+    /// `chunk` that holds it when there is one: the hot loop.
+    fn line(&mut self, chunk: &[u8], line: Range<usize>, span: Option<(&LineBits, usize)>, judge: Judge<'_>) {
         let index = self.lines as u32;
         self.lines += 1;
         let (lead, len) = trimmed_range(&chunk[line.clone()]);
@@ -524,7 +521,14 @@ impl ChunkOut {
         }
         let start = line.start + lead;
         let text = &chunk[start..start + len];
-        match parse(text, judge.grammar) {
+        let parsed = match span {
+            // Judged from the bits where they tell; walked otherwise.
+            Some((bits, base)) => {
+                parse_in_span(bits, &chunk[base..base + bits.len()], start - base, start + len - base, judge.grammar)
+            }
+            None => parse(text, judge.grammar),
+        };
+        match parsed {
             Ok(urn) if judge.nids.is_some_and(|f| !f.accepts_nid(urn.nid().as_bytes())) => self.excluded += 1,
             Ok(urn) => {
                 self.valid += 1;

@@ -15,7 +15,9 @@
 //! [`apply_ns_rules`] when they are on), with its count and its first
 //! occurrence (file, 1-based line, first-seen form). Checked: line counts
 //! per file, the totals, every rejected line in order with its error, and
-//! every class in both orders.
+//! every class in both orders. (The engine judges most lines from the bit
+//! maps of their span, `grammar::bits`, and walks the rest: the reference's
+//! `parse` checks the first path against the second.)
 //!
 //! Not reached: lines over 64 KiB, which a stream condenses (inputs stay
 //! far below that), and blocks cut inside one file (the smallest block is

@@ -19,17 +19,17 @@
 //!   the input's first and last `len` bytes, for every `len` up to one past
 //!   [`MARKS_LEN`] (`None` there), so that the tail loads and the padded
 //!   copy of short inputs meet every length;
-//! - every newline kernel ([`newline_bits_with`]) gives the definition's
-//!   bits (one per `\n` byte) for the whole input and for it cut at each
-//!   of its first 64 bytes, so that the partial last block meets every
-//!   length.
+//! - every line-bits kernel ([`LineBits::fill_with`]) gives the scalar
+//!   kernel's maps for the input (its first [`SPAN`] bytes) cut at each of
+//!   its first 64 bytes, so that the partial last block meets every length,
+//!   and the `newline` map is the definition (one bit per `\n` byte).
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::platform::simd::class::ClassKernel;
 use urnscan::platform::simd::marks::{Marks, MARKS_LEN};
-use urnscan::platform::simd::newlines::newline_bits_with;
+use urnscan::platform::simd::line_bits::{LineBits, SPAN};
 use urnscan::platform::simd::{Kernel, UrnFinder};
 
 fuzz_target!(|data: &[u8]| {
@@ -62,16 +62,22 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    let (mut expected, mut got) = (LineBits::default(), LineBits::default());
     for from in 0..=data.len().min(64) {
-        let hay = &data[from..];
-        let mut want = vec![0u64; hay.len().div_ceil(64)];
+        let hay = &data[from..data.len().min(from + SPAN)];
+        expected.fill_with(hay, ClassKernel::Scalar);
+        let words = hay.len().div_ceil(64) + 1;
+        let mut want = vec![0u64; words];
         for (i, _) in hay.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
             want[i / 64] |= 1 << (i % 64);
         }
+        assert_eq!(&expected.newline[..words], &want[..], "newlines from {from}");
         for kernel in ClassKernel::available() {
-            let mut got = vec![!0u64; want.len() + 1];
-            let words = newline_bits_with(hay, &mut got, kernel);
-            assert_eq!(&got[..words], &want[..], "newlines {kernel:?} from {from}");
+            got.fill_with(hay, kernel);
+            let maps = |b: &LineBits| {
+                [b.newline, b.ldh, b.upper, b.covered, b.lower_escape, b.frag, b.r_part].map(|m| m[..words].to_vec())
+            };
+            assert_eq!(maps(&got), maps(&expected), "line bits {kernel:?} from {from}");
         }
     }
 });

@@ -27,8 +27,8 @@
 //! With `--lines` the file is a URN dataset, one per line, and the rows
 //! after the floor follow `urnscan dedup` instead of the scanner:
 //!
-//! 3. line ends — every line's end found as `dedup` finds them
-//!    ([`for_each_newline`]);
+//! 3. line ends — every line found as `dedup` finds them, each 4 KiB made
+//!    into the bit maps its lines are judged by ([`for_each_line`]);
 //! 4. `+ parse + dedup` — the file fed to a [`LineDedup`] as one input:
 //!    each line trimmed, parsed, keyed and counted in its table;
 //! 5. `+ first-seen output` — the same, then the classes formatted in
@@ -77,7 +77,7 @@ use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::lines::{DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
-use urnscan::platform::simd::newlines::for_each_newline;
+use urnscan::platform::simd::line_bits::for_each_line;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
@@ -303,23 +303,27 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
     (events, urns)
 }
 
-/// Lines of the whole buffer, their ends found as `urnscan dedup` finds
-/// them (4 KiB at a time as bits, then bit by bit), in parallel chunks; a
-/// last line without `\n` counts too.
+/// Lines of the whole buffer, found as `urnscan dedup` finds them (each
+/// 4 KiB made into the maps of `platform::simd::line_bits`, then stepped
+/// through from line end to line end), in parallel chunks; a last line
+/// without `\n` counts too.
 fn count_lines(hay: &[u8]) -> u64 {
-    let (ends, sum) = chunks(hay.len())
+    let (lines, sum) = chunks(hay.len())
         .map(|(start, end)| {
             let (mut n, mut sum) = (0u64, 0u64);
-            for_each_newline(&hay[start..end], |nl| {
+            // Chunks cut after a line end: each line in exactly one of them.
+            let align = |at: usize| if at == 0 { 0 } else { line_end_near(hay, at) };
+            let from = align(start);
+            for_each_line(&hay[from..align(end)], |line, _| {
                 n += 1;
-                sum = sum.wrapping_add((start + nl) as u64);
+                sum = sum.wrapping_add((from + line.end) as u64);
             });
             (n, sum)
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.wrapping_add(b.1)));
     // The sum only keeps the line loop from being optimised away.
     std::hint::black_box(sum);
-    ends + u64::from(hay.last().is_some_and(|&b| b != b'\n'))
+    lines
 }
 
 /// `urnscan dedup` on the buffer as one input: lines parsed, keyed and
@@ -405,14 +409,7 @@ fn line_pieces(hay: &[u8], range: Range<usize>, n: usize) -> Vec<Range<usize>> {
 /// Every line of `piece` (which ends at a line end or at the end of the
 /// input), without its `\n`, as `sort` reads lines.
 fn each_line<'a>(piece: &'a [u8], mut f: impl FnMut(&'a [u8])) {
-    let mut start = 0;
-    for_each_newline(piece, |nl| {
-        f(&piece[start..nl]);
-        start = nl + 1;
-    });
-    if start < piece.len() {
-        f(&piece[start..]);
-    }
+    for_each_line(piece, |line, _| f(&piece[line]));
 }
 
 /// The key table of the whole buffer, built as `scan --unique` builds it.

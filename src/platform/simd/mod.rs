@@ -73,8 +73,8 @@
 //! AVX-512 is deliberately not used: it measured slower on this machine.
 
 pub mod class;
+pub mod line_bits;
 pub mod marks;
-pub mod newlines;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;

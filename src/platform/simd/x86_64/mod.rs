@@ -61,8 +61,8 @@ fn family(eax: u32) -> u32 {
 
 pub(super) mod avx2;
 pub(super) mod class;
+pub(super) mod line_bits;
 pub(super) mod marks;
-pub(super) mod newlines;
 pub(super) mod sse2;
 
 /// How far ahead of the tested bytes the main loops prefetch.
