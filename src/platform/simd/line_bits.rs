@@ -3,14 +3,15 @@
 //!
 //! `urnscan dedup` judges lines of a few dozen bytes. Walked a byte at a
 //! time, with a table lookup, a test and a branch per byte, the grammar cost
-//! about 340 instructions a line, a third of the whole run; the vector kernel
-//! of [`super::class`] cannot help there, as its set-up costs about as much
-//! as the byte loop on a short run. Here one pass over a span of up to
-//! [`SPAN`] bytes (the line finding's pass: it also gives the `\n` bytes)
-//! turns every 64 bytes into seven words of answers (`\n`, `%`, letter,
-//! digit or `-`, NSS character, hex digit, bit 0x20 set, bit 0x40 set; the
-//! last two tell upper-case letters and the hex digits `a`–`f`), and from
-//! those, a word at a time, into the five maps lines are judged by:
+//! about 340 instructions a line, a third of the whole run, and the walk's
+//! exits (the end of the NID, of the NSS, of each component) mispredicted on
+//! every line; the vector kernel of [`super::class`] cannot help there, as
+//! its set-up costs about as much as the byte loop on a short run. Here one
+//! pass over a span of up to [`SPAN`] bytes turns every 64 bytes into nine
+//! words of answers (`\n`, `%`, letter, digit or `-`, NSS character, hex
+//! digit, bit 0x20 set, bit 0x40 set, `?`, `=`; bits 0x20 and 0x40 tell
+//! upper-case letters and the hex digits `a`–`f`), and those, a word at a
+//! time, into the seven maps lines are judged by:
 //!
 //! | map | bit set for a byte that is |
 //! |---|---|
@@ -19,21 +20,30 @@
 //! | `upper` | an upper-case letter |
 //! | `covered` | an NSS character after the first (`pchar` or `/`), or the `%` of an escape |
 //! | `lower_escape` | the `%` of an escape with a digit in `a`–`f` |
+//! | `frag` | `covered` or `?`: what a q- or f-component holds |
+//! | `r_part` | `covered`, or `?` not followed by `=`: what an r-component holds |
 //!
 //! An escape is a `%` and two hex digits, found with shifts as in the class
 //! kernel (`percent & hex >> 1 & hex >> 2`, the next word's digits shifted
 //! in). [`for_each_line`] then steps from line end to line end with
 //! `trailing_zeros` and clearing the lowest bit (a `memchr` per line cost
 //! about 60 instructions a line) and hands each line the maps of its span,
-//! so that its NID and NSS are judged a word at a time
-//! (`grammar/bits.rs`): the length of a run is a `trailing_zeros`.
-//! Spans are small enough that their bytes are still in the first-level
-//! cache when the lines are read. The sets are those of
-//! [`crate::grammar::class`], read through the same nibble tables as the
-//! class kernel, so the tables stay the one definition.
+//! so that its parts are judged a word at a time (`grammar/bits.rs`): the
+//! length of a run is a `trailing_zeros`. Spans are small enough that their
+//! bytes are still in the first-level cache when the lines are read. The
+//! sets are those of [`crate::grammar::class`], read through the same nibble
+//! tables as the class kernel, so the tables stay the one definition.
+//!
+//! Measured on a URN dataset of 1 M lines (callgrind, `urnscan dedup -q
+//! -j1`): 1,151 M instructions with the walk and `\n` bits, 1,132 M with
+//! these maps, the walk left with 1.9 % of the lines (the 1 % that are
+//! invalid, and about one a span: the line that runs into the next); and
+//! 8 % less time on the 10 M-line dataset at one and two threads
+//! (`BENCHMARKS.md`, item 68): about as many instructions, far fewer
+//! mispredicted branches.
 //!
 //! Kernels ([`ClassKernel`]): a byte loop over the tables, and AVX2 for the
-//! whole 64-byte blocks (three `vpshufb` lookups, two compares and two
+//! whole 64-byte blocks (three `vpshufb` lookups, four compares and two
 //! shifts per 32 bytes, each ending in a `vpmovmskb`); the last partial
 //! block goes to the byte loop. The tests compare both with the definition
 //! at every length up to 256 bytes and every alignment within 64.
