@@ -586,7 +586,10 @@ fn line_boundary(bytes: &[u8], start: usize, target: usize) -> usize {
     }
 }
 
-fn line_ranges(bytes: &[u8], target: usize) -> Vec<Range<usize>> {
+/// `bytes` cut into ranges of whole lines of about `target` bytes each (a
+/// line longer than that is one range), in order: how `urnscan dedup` cuts
+/// a block into its parse phase's chunks.
+pub fn line_ranges(bytes: &[u8], target: usize) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < bytes.len() {

@@ -64,7 +64,6 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::io;
-use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -76,7 +75,7 @@ use urnscan::dedup::{key_hash, Entry, ShardedTable};
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
-use urnscan::lines::{DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
+use urnscan::lines::{line_ranges, DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
 use urnscan::platform::simd::line_bits::for_each_line;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
@@ -305,18 +304,16 @@ fn count_events(scanner: &Scanner, hay: &[u8]) -> (u64, u64) {
 
 /// Lines of the whole buffer, found as `urnscan dedup` finds them (each
 /// 4 KiB made into the maps of `platform::simd::line_bits`, then stepped
-/// through from line end to line end), in parallel chunks; a last line
-/// without `\n` counts too.
+/// through from line end to line end), in parallel chunks of whole lines;
+/// a last line without `\n` counts too.
 fn count_lines(hay: &[u8]) -> u64 {
-    let (lines, sum) = chunks(hay.len())
-        .map(|(start, end)| {
+    let (lines, sum) = line_ranges(hay, DEFAULT_CHUNK_SIZE)
+        .into_par_iter()
+        .map(|range| {
             let (mut n, mut sum) = (0u64, 0u64);
-            // Chunks cut after a line end: each line in exactly one of them.
-            let align = |at: usize| if at == 0 { 0 } else { line_end_near(hay, at) };
-            let from = align(start);
-            for_each_line(&hay[from..align(end)], |line, _| {
+            for_each_line(&hay[range.clone()], |line, _| {
                 n += 1;
-                sum = sum.wrapping_add((from + line.end) as u64);
+                sum = sum.wrapping_add((range.start + line.end) as u64);
             });
             (n, sum)
         })
@@ -360,15 +357,16 @@ fn distinct_lines(hay: &[u8], block: usize) -> (u64, u64) {
     let mut sets: Vec<LineSet<'_>> = (0..SET_PARTS).map(|_| LineSet::default()).collect();
     let mut groups: Vec<Vec<Vec<Hashed<'_>>>> = Vec::new();
     let mut lines = 0;
-    let mut start = 0;
-    while start < hay.len() {
-        let end = line_end_near(hay, start + block);
-        let pieces = line_pieces(hay, start..end, rayon::current_num_threads() * 4);
+    for range in line_ranges(hay, block) {
+        let block = &hay[range];
+        let pieces = line_ranges(block, block.len() / (rayon::current_num_threads() * 4));
         let used = pieces.len();
         groups.resize_with(groups.len().max(used), || vec![Vec::new(); SET_PARTS]);
         groups[..used].par_iter_mut().zip(pieces).for_each(|(group, piece)| {
             group.iter_mut().for_each(Vec::clear);
-            each_line(&hay[piece], |bytes| {
+            let piece = &block[piece];
+            for_each_line(piece, |line, _| {
+                let bytes = &piece[line];
                 let line = Hashed { hash: key_hash(bytes), bytes };
                 group[line.part(SET_PARTS)].push(line);
             });
@@ -380,36 +378,8 @@ fn distinct_lines(hay: &[u8], block: usize) -> (u64, u64) {
                 set.extend(group[p].iter().copied());
             }
         });
-        start = end;
     }
     (lines, sets.iter().map(|s| s.len() as u64).sum())
-}
-
-/// Just after the first `\n` at or after `at`, or the end of `hay`.
-fn line_end_near(hay: &[u8], at: usize) -> usize {
-    match hay.get(at..) {
-        Some(rest) => memchr::memchr(b'\n', rest).map_or(hay.len(), |i| at + i + 1),
-        None => hay.len(),
-    }
-}
-
-/// `range` of `hay` cut at line ends into about `n` pieces of whole lines.
-fn line_pieces(hay: &[u8], range: Range<usize>, n: usize) -> Vec<Range<usize>> {
-    let step = (range.len() / n.max(1)).max(1);
-    let mut pieces = Vec::new();
-    let mut start = range.start;
-    while start < range.end {
-        let end = line_end_near(hay, start + step).min(range.end);
-        pieces.push(start..end);
-        start = end;
-    }
-    pieces
-}
-
-/// Every line of `piece` (which ends at a line end or at the end of the
-/// input), without its `\n`, as `sort` reads lines.
-fn each_line<'a>(piece: &'a [u8], mut f: impl FnMut(&'a [u8])) {
-    for_each_line(piece, |line, _| f(&piece[line]));
 }
 
 /// The key table of the whole buffer, built as `scan --unique` builds it.
