@@ -49,8 +49,9 @@
 //!    are written in key form, components aside).
 //! 2. *Count* (rayon over the 64 partitions): each partition owns one
 //!    [`KeyTable`] and inserts its records, chunk by chunk, in line order,
-//!    through [`KeyTable::insert_batch`], which prefetches the table's memory
-//!    for the records ahead.
+//!    through [`KeyTable::insert_batch`]'s loop, which prefetches the
+//!    table's memory for the records ahead (the entries' from the records'
+//!    own hashes, without slicing their text).
 //!
 //! Partitions hold disjoint keys, so there is nothing to merge, the result
 //! does not depend on the number of threads or on chunk boundaries, and each
@@ -895,7 +896,7 @@ fn fill_partition(table: &mut KeyTable, p: usize, block: &[u8], outs: &[ChunkOut
             };
             Some(Occurrence { hash: rec.hash, key, raw, at: Position { file, offset: base + u64::from(rec.line) } })
         };
-        table.insert_batch(&out.parts[p], view, |_, _, _| true);
+        table.insert_batch_hashed(&out.parts[p], |rec| Some(rec.hash), view, |_, _, _| true);
     }
 }
 
