@@ -638,6 +638,8 @@ pub struct LineDedup {
     /// Phase-1 results, one per chunk of the current block.
     chunks: Vec<ChunkOut>,
     progress: Option<Arc<AtomicU64>>,
+    /// Whether the count phase runs ([`LineDedup::parse_only`]).
+    count_keys: bool,
 }
 
 /// The spill directory and the level-0 partition files.
@@ -666,7 +668,20 @@ impl LineDedup {
             spill: None,
             chunks: Vec::new(),
             progress: opts.progress,
+            count_keys: true,
         }
+    }
+
+    /// The same run with only the parse phase of every block: each line is
+    /// still trimmed, judged, keyed and hashed, its record still goes to
+    /// its partition and [`LineDedup::counts`] still counts it (rejected
+    /// lines still reach the reject callback), but no key goes into a
+    /// table, so there are no classes. What the count phase costs is the
+    /// difference to a whole run (`urnscan bench --lines`, rows `+ parse`
+    /// and `+ dedup`).
+    pub fn parse_only(mut self) -> LineDedup {
+        self.count_keys = false;
+        self
     }
 
     /// Counts so far.
@@ -782,10 +797,12 @@ impl LineDedup {
             bases.push(next);
             next += out.lines;
         }
-        self.tables
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(p, table)| fill_partition(table, p, block, outs, &bases, file));
+        if self.count_keys {
+            self.tables
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(p, table)| fill_partition(table, p, block, outs, &bases, file));
+        }
         for (out, &base) in outs.iter().zip(&bases) {
             self.counts.add(out);
             for r in &out.rejects {
@@ -1458,6 +1475,30 @@ mod tests {
         assert_eq!(run(opts(), &[input], Order::FirstSeen, false).0.len(), 2);
         let with_rules = DedupOptions { ns_rules: true, ..opts() };
         assert_eq!(run(with_rules, &[input], Order::FirstSeen, false).0, [("urn:ietf:rfc:2648".to_owned(), 2, 0, 1)]);
+    }
+
+    #[test]
+    fn parse_only_counts_and_rejects_every_line_but_keeps_no_class() {
+        let input = mixed_input(5_000);
+        let (classes, rejects, counts) = run(opts(), &[&input], Order::FirstSeen, false);
+        assert!(!classes.is_empty() && !rejects.is_empty());
+        let mut dedup = LineDedup::new(DedupOptions { block_size: MIN_BLOCK_SIZE, ..opts() }).parse_only();
+        let mut seen = Vec::new();
+        let mut sink = |r: &Reject<'_>| {
+            seen.push((r.file, r.line, r.error.kind().as_str(), String::from_utf8_lossy(r.text).into_owned()));
+            Ok(())
+        };
+        assert_eq!(dedup.add_bytes(&input, 0, &mut sink).unwrap(), 5_000);
+        assert_eq!((seen, dedup.counts()), (rejects, &counts));
+        assert_eq!(dedup.table_len(), 0);
+        let mut emitted = 0;
+        let finished = dedup
+            .finish(Order::FirstSeen, &mut |_| {
+                emitted += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!((finished.distinct, emitted), (0, 0));
     }
 
     /// A deterministic mix: spellings of a few hundred classes, invalid,

@@ -29,18 +29,21 @@
 //!
 //! 3. line ends — every line found as `dedup` finds them, each 4 KiB made
 //!    into the bit maps its lines are judged by ([`for_each_line`]);
-//! 4. `+ parse + dedup` — the file fed to a [`LineDedup`] as one input:
-//!    each line trimmed, parsed, keyed and counted in its table;
-//! 5. `+ first-seen output` — the same, then the classes formatted in
+//! 4. `+ parse` — the file fed to a [`LineDedup`] as one input, with only
+//!    its parse phase ([`LineDedup::parse_only`]): each line trimmed,
+//!    judged, keyed and hashed, and its record put in its partition;
+//! 5. `+ dedup` — the same with the count phase too: each record's key
+//!    counted in its partition's table;
+//! 6. `+ first-seen output` — the same, then the classes formatted in
 //!    first-seen order (first-seen form and a newline) and written to
 //!    nowhere, as `dedup` prints them;
-//! 6. `lines in a HashSet` — a reference, not a layer: the distinct lines
+//! 7. `lines in a HashSet` — a reference, not a layer: the distinct lines
 //!    as bytes, as `sort -u` sees them (no trimming, validation or key),
 //!    counted in the same two phases as `dedup` counts keys (each block's
 //!    lines hashed with the same XXH3 by parallel chunks and grouped into
 //!    64 partitions, then one std `HashSet` per partition, in parallel).
 //!    It does less than any row above it, so the distance from it to
-//!    `+ parse + dedup` is what validation, the equivalence key and the
+//!    `+ dedup` is what validation, the equivalence key and the
 //!    first-seen bookkeeping cost, and its lines per second are about as
 //!    fast as exact deduplication of these lines runs on this machine with
 //!    a general-purpose hash table.
@@ -153,17 +156,16 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             let grammar = scanner.options().grammar;
             let (time, n) = best_of(runs, || pool.install(|| count_lines(hay)));
             push("line ends", None, Some(("lines", n)), time);
-            for (phase, output) in [("+ parse + dedup", false), ("+ first-seen output", true)] {
-                let (time, counted) = best_of(runs, || pool.install(|| dedup_lines(hay, grammar, output)));
+            for (phase, upto) in
+                [("+ parse", Upto::Parse), ("+ dedup", Upto::Dedup), ("+ first-seen output", Upto::Output)]
+            {
+                let (time, counted) = best_of(runs, || pool.install(|| dedup_lines(hay, grammar, upto)));
                 let (valid, distinct) = counted?;
-                rows.push(Row {
-                    phase,
-                    kernel: None,
-                    threads,
-                    time,
-                    count: Some(("unique", distinct)),
-                    urns: Some(valid),
-                });
+                let count = match upto {
+                    Upto::Parse => ("valid", valid),
+                    _ => ("unique", distinct),
+                };
+                rows.push(Row { phase, kernel: None, threads, time, count: Some(count), urns: Some(valid) });
             }
             let (time, (lines, distinct)) = best_of(runs, || pool.install(|| distinct_lines(hay, DEFAULT_BLOCK_SIZE)));
             let count = Some(("distinct lines", distinct));
@@ -323,15 +325,30 @@ fn count_lines(hay: &[u8]) -> u64 {
     lines
 }
 
-/// `urnscan dedup` on the buffer as one input: lines parsed, keyed and
-/// counted; with `output`, the classes also formatted in first-seen order
-/// (the first-seen form and a newline each) and written nowhere. Returns
-/// the valid lines and the distinct keys.
-fn dedup_lines(hay: &[u8], grammar: Grammar, output: bool) -> Result<(u64, u64)> {
+/// How far [`dedup_lines`] goes.
+#[derive(Clone, Copy)]
+enum Upto {
+    /// The parse phase only ([`LineDedup::parse_only`]).
+    Parse,
+    /// Both phases: the keys counted in their tables.
+    Dedup,
+    /// Both phases and the output.
+    Output,
+}
+
+/// `urnscan dedup` on the buffer as one input, up to `upto`: lines parsed,
+/// keyed and hashed; then counted; then the classes formatted in
+/// first-seen order (the first-seen form and a newline each) and written
+/// nowhere. Returns the valid lines and the distinct keys (0 when not
+/// counted).
+fn dedup_lines(hay: &[u8], grammar: Grammar, upto: Upto) -> Result<(u64, u64)> {
     let mut dedup = LineDedup::new(DedupOptions { grammar, ..DedupOptions::default() });
+    if let Upto::Parse = upto {
+        dedup = dedup.parse_only();
+    }
     dedup.add_bytes(hay, 0, &mut |_| Ok(())).context("cannot deduplicate the lines")?;
     let valid = dedup.counts().valid;
-    if !output {
+    if !matches!(upto, Upto::Output) {
         return Ok((valid, dedup.table_len() as u64));
     }
     let format = |e: &Entry<'_>, line: &mut Vec<u8>| {

@@ -110,8 +110,9 @@ pays), search (SIMD `urn:` search + left boundary), search + validate
 (the scan's events), + dedup (key table, as --unique and --stats),
 + sort (the table's entries in key order, as --unique prints them).
 With --lines: line ends (found as `urnscan dedup` finds them), + parse
-+ dedup (each line parsed, keyed and counted), + first-seen output (the
-classes formatted in first-seen order, written nowhere).
+(each line judged, keyed and hashed), + dedup (each key counted),
++ first-seen output (the classes formatted in first-seen order, written
+nowhere), and for reference the distinct lines in a plain hash set.
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
 as fast as reading the bytes. Each row is the best of --runs runs.
 
@@ -151,7 +152,7 @@ pub struct BenchArgs {
     #[arg(long)]
     rfc2141: bool,
     /// Measure FILE as a URN dataset, one per line, as `urnscan dedup` reads
-    /// it: rows for finding the lines, + parse and dedup, + the first-seen
+    /// it: rows for finding the lines, + parse, + dedup, + the first-seen
     /// output, instead of the search rows, and for reference the distinct
     /// lines counted in a plain hash set (no validation, no key).
     #[arg(long, conflicts_with = "generate")]
