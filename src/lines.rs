@@ -913,7 +913,12 @@ fn fill_partition(table: &mut KeyTable, p: usize, block: &[u8], outs: &[ChunkOut
             };
             Some(Occurrence { hash: rec.hash, key, raw, at: Position { file, offset: base + u64::from(rec.line) } })
         };
-        table.insert_batch_hashed(&out.parts[p], |rec| Some(rec.hash), view, |_, _, _| true);
+        table.insert_batch_hashed(
+            &out.parts[p],
+            |rec| Some((rec.hash, usize::from(rec.key_len))),
+            view,
+            |_, _, _| true,
+        );
     }
 }
 

@@ -166,6 +166,12 @@ pub(super) const COUNT_BYTES: usize = 2;
 pub(super) const COUNT_MAX: u64 = u16::MAX as u64;
 /// Longest encoded header: the count and four varints.
 pub(super) const MAX_HEADER: usize = COUNT_BYTES + 5 + 10 + 3 + 3;
+/// Longest part of a header in front of a key of at most
+/// [`crate::MAX_URN_LEN`] bytes: the count and the key length's varint,
+/// (length << 1) in at most three bytes.
+pub(super) const MAX_KEY_HEAD: usize = COUNT_BYTES + 3;
+
+const _: () = assert!((crate::MAX_URN_LEN << 1) < 1 << 21);
 
 /// The part of an entry's header in front of its key: the count, the key's
 /// length and the dead flag. What a lookup and a sort by key read.
