@@ -51,7 +51,7 @@
 //!    [`KeyTable`] and inserts its records, chunk by chunk, in line order,
 //!    through [`KeyTable::insert_batch`]'s loop, which prefetches the
 //!    table's memory for the records ahead (the entries' from the records'
-//!    own hashes, without slicing their text).
+//!    own hashes and key lengths, without slicing their text).
 //!
 //! Partitions hold disjoint keys, so there is nothing to merge, the result
 //! does not depend on the number of threads or on chunk boundaries, and each
