@@ -476,8 +476,7 @@ impl KeyTable {
                 return;
             }
             if Slot::matches(slot, hash) {
-                let bytes = self.arena.tail(Slot::offset(slot));
-                return prefetch_ends(&bytes[..bytes.len().min(MAX_KEY_HEAD + key_len)]);
+                return self.prefetch_entry_start(Slot::offset(slot), MAX_KEY_HEAD + key_len);
             }
             i = (i + 1) & mask;
             if i == 0 || starts_line(&self.index[i]) {
@@ -489,8 +488,14 @@ impl KeyTable {
     /// Prefetches the entry at `offset`: its header and a typical key,
     /// 64 bytes over at most two cache lines.
     pub(super) fn prefetch_entry_at(&self, offset: u64) {
+        self.prefetch_entry_start(offset, 64);
+    }
+
+    /// Prefetches the first and the last cache line of the first `len`
+    /// bytes of the entry at `offset` (fewer if the arena block ends first).
+    fn prefetch_entry_start(&self, offset: u64, len: usize) {
         let bytes = self.arena.tail(offset);
-        prefetch_ends(&bytes[..bytes.len().min(64)]);
+        prefetch_ends(&bytes[..bytes.len().min(len)]);
     }
 
     /// The slot holding `key` and its entry's header (`Ok`), or the empty
