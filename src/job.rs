@@ -765,9 +765,8 @@ fn scan_large(
     // are added at the end.
     let mut counted = span.len() as u64;
     let mut scanned = Some(scan_keyed(scanner, opts, hay, span.clone(), origin));
-    // Pages before `done_before` (the last window's `done`) can go; those
-    // before `released` went already.
-    let (mut released, mut done_before) = (0, 0);
+    // Pages before `done_before` (the last window's `done`) can go.
+    let mut done_before = 0;
     while let Some(Spanned { events, keys, parts, kept }) = scanned.take() {
         totals.count(&events, &kept);
         let next_from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(span.end);
@@ -794,8 +793,8 @@ fn scan_large(
             // The window before's pages, given back by a task of its own:
             // dropping their page-table entries took 36 ms per GiB on one
             // thread between rounds (1 GiB of text at `-j2`), now shared.
-            let (from, to) = (released, done_before);
-            scope.spawn(move |_| whole.release(from..to));
+            let to = done_before;
+            scope.spawn(move |_| whole.release_before(to));
             if opts.events {
                 // Once the file has shrunk, its URNs are parsed again.
                 let parts = if whole.changed_during_use() { &[][..] } else { &parts[..] };
@@ -803,7 +802,6 @@ fn scan_large(
             }
         });
         emitted?;
-        released = released.max(done_before);
         done_before = done;
         if let Some(next_span) = next_span {
             counted += next_span.len() as u64;

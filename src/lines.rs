@@ -711,10 +711,10 @@ impl LineDedup {
     }
 
     /// [`LineDedup::add_bytes`] on a whole file, giving each block's memory
-    /// back once it is done ([`Whole::release`]), so that a mapped dataset
-    /// of many GB does not stay resident while the tables grow.
+    /// back once it is done ([`Whole::release_before`]), so that a mapped
+    /// dataset of many GB does not stay resident while the tables grow.
     pub fn add_whole(&mut self, whole: &Whole, file: u32, on_reject: &mut RejectSink<'_>) -> Result<u64, FeedError> {
-        self.add_blocks(whole.as_bytes(), file, on_reject, |done| whole.release(done))
+        self.add_blocks(whole.as_bytes(), file, on_reject, |end| whole.release_before(end))
     }
 
     fn add_blocks(
@@ -722,14 +722,14 @@ impl LineDedup {
         bytes: &[u8],
         file: u32,
         on_reject: &mut RejectSink<'_>,
-        mut done: impl FnMut(Range<usize>),
+        mut done_before: impl FnMut(usize),
     ) -> Result<u64, FeedError> {
         let mut start = 0;
         let mut next_line = 1;
         while start < bytes.len() {
             let end = line_boundary(bytes, start, self.block_size);
             next_line += self.feed_block(&bytes[start..end], file, next_line, on_reject)?;
-            done(start..end);
+            done_before(end);
             start = end;
         }
         Ok(next_line - 1)

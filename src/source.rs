@@ -206,11 +206,12 @@ impl Whole {
         matches!(self, Whole::Mapped(_))
     }
 
-    /// Gives back the resident memory of the bytes in `range`, which the
-    /// caller is done with (mapped files only; see [`Mapping::release`]).
-    pub fn release(&self, range: std::ops::Range<usize>) {
+    /// Gives back the resident memory of the bytes before `end`, which the
+    /// caller is done with (mapped files only; see
+    /// [`Mapping::release_before`]).
+    pub fn release_before(&self, end: usize) {
         if let Whole::Mapped(m) = self {
-            m.release(range);
+            m.release_before(end);
         }
     }
 

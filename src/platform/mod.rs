@@ -1,7 +1,7 @@
 //! Platform code: the only place in urnscan with `unsafe`.
 //!
 //! Four things need it: SIMD kernels for the candidate search ([`simd`]),
-//! memory-mapped files ([`mmap`]), the page-size policy of the heap
+//! memory-mapped files ([`mmap`]), the page-size policy of the heap and mappings
 //! ([`pages`]) and cache prefetch hints for the key tables ([`prefetch`]).
 //! Each is wrapped in a safe API here so the rest of the crate
 //! (which denies `unsafe_code`) never touches raw pointers.
