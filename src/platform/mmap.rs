@@ -76,9 +76,11 @@
 //! folios and the process lets advised memory have huge pages,
 //! `MADV_HUGEPAGE` maps them with 2 MiB entries, and that is measurably
 //! faster (figures in [`super::pages`]): every mapping of at least a huge
-//! page is advised so. Its pages then go back in whole huge pages
-//! ([`Mapping::release_before`]): `MADV_DONTNEED` on part of a 2 MiB entry
-//! of a file drops all of it.
+//! page is advised so, where a huge page is at most 2 MiB (x86-64, arm64
+//! with 4 KiB pages; arm64's 32 and 512 MiB ones would keep that much of
+//! the file resident between releases). Its pages then go back in whole
+//! huge pages ([`Mapping::release_before`]): `MADV_DONTNEED` on part of a
+//! 2 MiB entry of a file drops all of it.
 
 use std::fs::File;
 use std::io;
@@ -166,6 +168,9 @@ mod imp {
 
     use super::guard;
 
+    /// The largest huge page a mapping is advised to use.
+    const MAX_HUGE: usize = 2 << 20;
+
     pub(super) struct Inner {
         /// Start of the mapping (dangling when `len == 0`: nothing is mapped).
         ptr: NonNull<u8>,
@@ -177,6 +182,9 @@ mod imp {
         /// Every page before this offset has been given back
         /// ([`Inner::release_before`]); a multiple of the page size or `len`.
         released: AtomicUsize,
+        /// What pages go back in: a huge page for a mapping advised to use
+        /// them, otherwise a page.
+        granule: usize,
     }
 
     // SAFETY: the memory is read-only for our whole lifetime (the fault
@@ -193,7 +201,8 @@ mod imp {
                 .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "file larger than the address space"))?;
             if len == 0 {
                 // mmap rejects length 0; an empty file needs no guard.
-                return Ok(Inner { ptr: NonNull::dangling(), len, slot: None, file, released: AtomicUsize::new(0) });
+                let released = AtomicUsize::new(0);
+                return Ok(Inner { ptr: NonNull::dangling(), len, slot: None, file, released, granule: 1 });
             }
             guard::install()?;
             // SAFETY: a fresh read-only shared mapping at an address of the
@@ -213,12 +222,17 @@ mod imp {
                 unsafe { libc::munmap(raw, len) };
                 return Err(io::Error::other("too many live mappings (256); read the file instead"));
             };
-            if len >= guard::huge_page_size() {
+            // Huge pages of up to 2 MiB only (x86-64's, arm64's with 4 KiB
+            // pages): pages go back a huge page at a time, and one of 32 or
+            // 512 MiB would keep that much of the file resident.
+            let huge = guard::huge_page_size();
+            let granule = if huge <= MAX_HUGE && len >= huge { huge } else { guard::page_size() };
+            if granule == huge {
                 // SAFETY: advice on our own fresh mapping; it changes how
                 // the kernel maps the file's pages, never their contents.
                 unsafe { libc::madvise(raw, len, libc::MADV_HUGEPAGE) };
             }
-            Ok(Inner { ptr, len, slot: Some(slot), file, released: AtomicUsize::new(0) })
+            Ok(Inner { ptr, len, slot: Some(slot), file, released: AtomicUsize::new(0), granule })
         }
 
         pub(super) fn as_bytes(&self) -> &[u8] {
@@ -226,6 +240,12 @@ mod imp {
             // guard keeps it readable even if the file shrinks); for len 0 a
             // dangling, aligned pointer is valid for an empty slice.
             unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        }
+
+        /// What pages go back in (tests only).
+        #[cfg(test)]
+        pub(super) fn granule(&self) -> usize {
+            self.granule
         }
 
         /// Whether the fault handler replaced pages (tests only; the public
@@ -253,9 +273,8 @@ mod imp {
                 // Down to a huge-page boundary of the address: advice on
                 // part of a huge page drops all of it, the rest of which
                 // the caller may still be reading.
-                let huge = guard::huge_page_size();
                 let base = self.ptr.as_ptr() as usize;
-                ((base + end) / huge * huge).saturating_sub(base)
+                ((base + end) / self.granule * self.granule).saturating_sub(base)
             };
             let from = self.released.fetch_max(to, Ordering::Relaxed);
             if from >= to {
@@ -561,9 +580,11 @@ mod tests {
     #[test]
     fn pages_go_back_in_whole_huge_pages_up_to_the_end_and_read_the_same() {
         let _alone = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let (len, huge) = (8 * MIB + 300, guard::huge_page_size());
+        let len = 8 * MIB + 300;
         let (file, bytes) = temp_file(len);
         let map = Mapping::map(file.as_file()).unwrap();
+        let huge = map.inner.granule();
+        assert!(huge == guard::huge_page_size() || huge == guard::page_size());
         let read_all = || assert!(map.as_bytes() == &bytes[..], "bytes changed");
         read_all();
         let Some(touched) = resident(&map) else { return }; // no smaps: nothing to measure

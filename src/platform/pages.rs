@@ -26,8 +26,9 @@
 //! The file mappings are the other way round. Where the page cache holds a
 //! file in 2 MiB folios, the kernel maps them with 2 MiB entries if the
 //! mapping asks (`MADV_HUGEPAGE`, which [`super::mmap`] gives every mapping
-//! of 2 MiB or more) and the process has not turned huge pages off
-//! altogether: one page fault and one TLB entry where there were 512. So
+//! of a huge page or more, huge pages of up to 2 MiB) and the process has
+//! not turned huge pages off altogether: one page fault and one TLB entry
+//! where there were 512. So
 //! on Linux 6.18 and later the flag's newer form is used,
 //! `PR_THP_DISABLE_EXCEPT_ADVISED`: off for all memory that did not ask.
 //! Older kernels refuse it and get the plain flag, as before.
