@@ -28,16 +28,15 @@
 //! mapping asks (`MADV_HUGEPAGE`, which [`super::mmap`] gives every mapping
 //! of a huge page or more, huge pages of up to 2 MiB) and the process has
 //! not turned huge pages off altogether: one page fault and one TLB entry
-//! where there were 512. So
-//! on Linux 6.18 and later the flag's newer form is used,
-//! `PR_THP_DISABLE_EXCEPT_ADVISED`: off for all memory that did not ask.
-//! Older kernels refuse it and get the plain flag, as before.
+//! where there were 512. So on Linux 6.18 and later the flag's newer form
+//! is used, `PR_THP_DISABLE_EXCEPT_ADVISED`: off for all memory that did
+//! not ask. Older kernels refuse it and get the plain flag, as before.
 //!
 //! Measured 2026-11-27 (Zen 5 KVM guest, THP `madvise`, Linux 6.18, the
 //! workloads of `benches/compare.sh` with their page cache in 2 MiB folios,
 //! `benches/ab.sh`, 9 interleaved rounds, medians): 1 GiB of text,
-//! `scan --unique --stats` 123 → 112 ms at one thread, 75 → 69 at two;
-//! the floor (`bench --floor --once -j1`) 50 → 42 ms; dense text and the
+//! `scan --unique --stats` 123 → 112 ms at one thread, 75 → 69 at two,
+//! `scan --count` 55 → 47 and 44 → 35; the floor (`bench --floor --once -j1`) 50 → 42 ms; dense text and the
 //! 10 M-line dataset unchanged (265 → 263, 710 → 705 ms). Peak RSS of
 //! `dedup -q -j2` on the dataset 195,736 → 195,748 KB: the mapping gives
 //! pages back in whole huge pages ([`super::mmap::Mapping::release_before`]);
@@ -48,9 +47,10 @@
 //! The heap in huge pages was measured again too, as the key tables' arena
 //! blocks carved from 32 MiB regions advised `MADV_HUGEPAGE`: `dedup -q
 //! -j2` 779 → 852 ms (median; 729–940 against 739–854), `-j1` 1,434 →
-//! 1,541. On this guest a fresh huge page can cost several milliseconds
-//! (the host backs it page by page, and the guest compacts memory for it),
-//! which is more than the page faults and TLB misses it saves.
+//! 1,541. On this guest a fresh huge page can cost about 4 ms (7.7–8.1 µs
+//! per 4 KiB of it, "What fresh memory costs" in `BENCHMARKS.md`: the host
+//! backs it page by page, and the guest compacts memory for it), more than
+//! the page faults and TLB misses it saves.
 
 /// What [`limit_transparent_huge_pages`] got the kernel to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
