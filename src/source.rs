@@ -26,7 +26,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use crate::decompress::{Codec, DecodeError, MAGIC_LEN};
-use crate::platform::mmap::Mapping;
+use crate::platform::mmap::{Mapping, Resident};
 
 /// Files at least this large are mapped under [`MmapPolicy::Auto`]; smaller
 /// ones are read, which costs less than setting up a mapping.
@@ -212,6 +212,15 @@ impl Whole {
     pub fn release_before(&self, end: usize) {
         if let Whole::Mapped(m) = self {
             m.release_before(end);
+        }
+    }
+
+    /// How much of a mapped file is resident and how much of that in huge
+    /// pages (see [`Mapping::resident`]); `None` for bytes read into memory.
+    pub fn resident(&self) -> Option<Resident> {
+        match self {
+            Whole::Owned(_) => None,
+            Whole::Mapped(m) => m.resident(),
         }
     }
 

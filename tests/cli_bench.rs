@@ -119,6 +119,31 @@ fn floor_only_prints_the_floor_rows() {
     assert_eq!(phases(&report, 2), ["floor", "floor + map"]);
 }
 
+/// The mapped input's pages are reported (all of the file, paged in before
+/// the rows), with how much of them are huge; a generated corpus, in memory,
+/// has no such line.
+#[test]
+fn the_pages_of_a_mapped_input_are_reported() {
+    if !Path::new("/proc/self/smaps").exists() {
+        eprintln!("skipped: no /proc/self/smaps");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _, _) = corpus(dir.path());
+    let report = json(&urnscan(&["bench", "--floor", "--runs", "1", "-j", "1", "--format", "json", &file]));
+    let (resident, huge) = (report["resident_bytes"].as_u64(), report["resident_in_huge_pages"].as_u64());
+    assert_eq!(resident, Some(2 << 20), "{report}");
+    assert!(huge.is_some_and(|h| h <= 2 << 20 && h % (2 << 20) == 0), "{report}");
+    let out = urnscan(&["bench", "--floor", "--runs", "1", "-j", "1", &file]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("pages:")).expect("a pages: line");
+    assert!(line.starts_with("pages:  2 MiB mapped, "), "{line}");
+    let generated = urnscan(&["bench", "--floor", "--runs", "1", "-j", "1", "--generate", "1MiB"]);
+    assert!(!String::from_utf8(generated.stdout).unwrap().contains("pages:"));
+    let report = json(&urnscan(&["bench", "--floor", "--runs", "1", "--generate", "1MiB", "--format", "json"]));
+    assert!(report["resident_bytes"].is_null() && report["resident_in_huge_pages"].is_null());
+}
+
 #[test]
 fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();

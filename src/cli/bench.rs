@@ -56,7 +56,12 @@
 //! included): the measure for dense inputs and URN datasets, since it does
 //! not depend on how much other text surrounds the URNs. Before timing, one
 //! untimed pass touches every page, so the warm rows measure memory and
-//! compute, not page faults.
+//! compute, not page faults. For a mapped file that pass is also when the
+//! `pages:` line is read: how much of the mapping is resident and how much
+//! of it in huge pages ([`Whole::resident`]), which decides what mapping
+//! costs: on the 1 GiB text of `benches/compare.sh` (Zen 5 guest, best of
+//! 5) `floor + map` took 0.99–1.05× the warm floor in huge pages and
+//! 1.20–1.35× in small ones. Two tables compare only with the same line.
 //! `--floor` prints only the floor rows: the "program" to compare others to.
 //!
 //! Parallel rows split the input in [`DEFAULT_CHUNK_SIZE`] chunks, as the
@@ -79,6 +84,7 @@ use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::lines::{line_ranges, DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
+use urnscan::platform::mmap::Resident;
 use urnscan::platform::simd::line_bits::for_each_line;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
@@ -136,6 +142,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     // Page everything in before timing (black_box: a fold whose result is
     // dropped may be optimised away, and was).
     std::hint::black_box(read_every_byte(hay));
+    let pages = whole.resident();
     let scanner = Scanner::new(ExtractOptions { grammar: grammar(args.rfc2141), trim: true });
     let best = UrnFinder::new();
 
@@ -197,8 +204,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("+ sort", ("unique", n), time);
     }
     match args.format {
-        BenchFormat::Text => print_table(&name, hay.len(), best, runs, &rows),
-        BenchFormat::Json => print_json(&name, hay.len(), best, runs, &rows)?,
+        BenchFormat::Text => print_table(&name, hay.len(), best, runs, pages, &rows),
+        BenchFormat::Json => print_json(&name, hay.len(), best, runs, pages, &rows)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -458,13 +465,16 @@ fn urns_per_second(row: &Row) -> Option<f64> {
     row.urns.map(|n| n as f64 / row.time.as_secs_f64().max(1e-9))
 }
 
-fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Row]) {
+fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, pages: Option<Resident>, rows: &[Row]) {
     println!("input:  {name}, {} bytes", thousands(bytes as u64));
     let prefetch = if finder.prefetches() { "on" } else { "off" };
     println!(
         "kernel: {} (best this CPU supports), software prefetch {prefetch}; best of {runs} runs per row",
         finder.kernel().name()
     );
+    if let Some(line) = pages.map(pages_line) {
+        println!("pages:  {line}");
+    }
     println!();
     println!(
         "{:<28} {:>7} {:>11} {:>8} {:>9} {:>10}  counted",
@@ -486,7 +496,30 @@ fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[R
     }
 }
 
-fn print_json(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Row]) -> Result<()> {
+/// How the mapped input sits in memory once paged in: huge pages make the
+/// floor and every row that maps the file markedly faster, so a reader of
+/// the table needs to know which they got.
+fn pages_line(pages: Resident) -> String {
+    let mib = |bytes: usize| thousands(bytes.div_ceil(1 << 20) as u64);
+    let all = mib(pages.bytes);
+    if pages.in_huge_pages == 0 {
+        format!(
+            "{all} MiB mapped, all in small pages (huge ones need the file cached in huge folios, \
+             transparent huge pages not `never`, and Linux 6.18 or later)"
+        )
+    } else {
+        format!("{all} MiB mapped, {} MiB of it in huge pages", mib(pages.in_huge_pages))
+    }
+}
+
+fn print_json(
+    name: &str,
+    bytes: usize,
+    finder: UrnFinder,
+    runs: u32,
+    pages: Option<Resident>,
+    rows: &[Row],
+) -> Result<()> {
     let rows: Vec<serde_json::Value> = rows
         .iter()
         .map(|row| {
@@ -510,6 +543,8 @@ fn print_json(name: &str, bytes: usize, finder: UrnFinder, runs: u32, rows: &[Ro
         "kernel": finder.kernel().name(),
         "prefetch": finder.prefetches(),
         "runs": runs,
+        "resident_bytes": pages.map(|p| p.bytes),
+        "resident_in_huge_pages": pages.map(|p| p.in_huge_pages),
         "rows": rows,
     });
     println!("{}", serde_json::to_string_pretty(&report)?);

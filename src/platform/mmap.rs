@@ -127,6 +127,23 @@ impl Mapping {
     pub fn release_before(&self, end: usize) {
         self.inner.release_before(end);
     }
+
+    /// How much of the mapping this process has resident now, and how much
+    /// of that the kernel maps with huge pages, from `/proc/self/smaps`;
+    /// `None` where that cannot be read. For reports (`urnscan bench`),
+    /// not for decisions: it reads and parses a file of every mapping.
+    pub fn resident(&self) -> Option<Resident> {
+        self.inner.resident()
+    }
+}
+
+/// What [`Mapping::resident`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resident {
+    /// Bytes of the mapping in memory and mapped (its `Rss`).
+    pub bytes: usize,
+    /// Of those, the bytes mapped with huge pages (`FilePmdMapped`).
+    pub in_huge_pages: usize,
 }
 
 impl std::fmt::Debug for Mapping {
@@ -153,6 +170,9 @@ mod imp {
             match *self {}
         }
         pub(super) fn release_before(&self, _end: usize) {
+            match *self {}
+        }
+        pub(super) fn resident(&self) -> Option<super::Resident> {
             match *self {}
         }
     }
@@ -290,6 +310,26 @@ mod imp {
             unsafe {
                 libc::madvise(self.ptr.as_ptr().add(from).cast(), to - from, libc::MADV_DONTNEED);
             }
+        }
+    }
+
+    impl Inner {
+        pub(super) fn resident(&self) -> Option<super::Resident> {
+            if self.slot.is_none() {
+                return Some(super::Resident { bytes: 0, in_huge_pages: 0 });
+            }
+            let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+            let head = format!("{:x}-", self.ptr.as_ptr() as usize);
+            let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&head));
+            lines.next()?;
+            // The mapping's fields ("Name:   12 kB"), up to the next
+            // mapping's header line, which has spaces before its first ':'.
+            let fields: Vec<(&str, usize)> = lines
+                .map_while(|l| l.split_once(':').filter(|(name, _)| !name.contains(' ')))
+                .filter_map(|(name, value)| Some((name, value.trim().strip_suffix("kB")?.trim().parse().ok()?)))
+                .collect();
+            let kib = |name: &str| fields.iter().find(|(n, _)| *n == name).map(|&(_, v)| v * 1024);
+            Some(super::Resident { bytes: kib("Rss")?, in_huge_pages: kib("FilePmdMapped").unwrap_or(0) })
         }
     }
 
@@ -566,15 +606,9 @@ mod tests {
         assert!(!map.changed_during_use());
     }
 
-    /// The resident memory of `map`'s range, in bytes, from
-    /// `/proc/self/smaps` (`None` if it cannot be read).
+    /// The resident memory of `map`'s range, in bytes.
     fn resident(map: &Mapping) -> Option<usize> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let head = format!("{:x}-", map.as_bytes().as_ptr() as usize);
-        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&head));
-        lines.next()?;
-        let rss = lines.find_map(|l| l.strip_prefix("Rss:"))?;
-        Some(rss.trim().strip_suffix("kB")?.trim().parse::<usize>().ok()? * 1024)
+        map.resident().map(|r| r.bytes)
     }
 
     #[test]
@@ -587,8 +621,10 @@ mod tests {
         assert!(huge == guard::huge_page_size() || huge == guard::page_size());
         let read_all = || assert!(map.as_bytes() == &bytes[..], "bytes changed");
         read_all();
-        let Some(touched) = resident(&map) else { return }; // no smaps: nothing to measure
+        let Some(all) = map.resident() else { return }; // no smaps: nothing to measure
+        let touched = all.bytes;
         assert_eq!(touched, len.next_multiple_of(guard::page_size()));
+        assert!(all.in_huge_pages <= touched && all.in_huge_pages % guard::huge_page_size() == 0, "{all:?}");
         // Up to the last huge-page boundary of the address before `end`.
         let base = map.as_bytes().as_ptr() as usize;
         let end = 3 * MIB + 5;
