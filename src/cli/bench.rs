@@ -496,9 +496,9 @@ fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, pages: Op
     }
 }
 
-/// How the mapped input sits in memory once paged in: huge pages make the
-/// floor and every row that maps the file markedly faster, so a reader of
-/// the table needs to know which they got.
+/// How the mapped input sits in memory once paged in: huge pages make
+/// mapping it (`floor + map`, and every whole `urnscan` process) markedly
+/// cheaper, so a reader of the table needs to know which it got.
 fn pages_line(pages: Resident) -> String {
     let mib = |bytes: usize| thousands(bytes.div_ceil(1 << 20) as u64);
     let all = mib(pages.bytes);

@@ -311,9 +311,7 @@ mod imp {
                 libc::madvise(self.ptr.as_ptr().add(from).cast(), to - from, libc::MADV_DONTNEED);
             }
         }
-    }
 
-    impl Inner {
         pub(super) fn resident(&self) -> Option<super::Resident> {
             if self.slot.is_none() {
                 return Some(super::Resident { bytes: 0, in_huge_pages: 0 });
