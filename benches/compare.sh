@@ -240,6 +240,15 @@ huge_file_pages() {
         /proc/meminfo || true
 }
 
+# How much of the file urnscan maps in huge pages (`urnscan bench` reports
+# it), or nothing where this urnscan does not say: the page cache's share
+# above is system-wide, this is the file itself.
+mapped_huge() { # file
+    "$bin" bench --floor --format json --runs 1 -j 1 "$1" 2> /dev/null |
+        jq -r 'if .resident_bytes then "; urnscan maps \(.resident_in_huge_pages / 1048576 | floor) of \(.resident_bytes / 1048576 | floor) MiB of it in huge pages" else empty end' ||
+        true
+}
+
 # Median seconds of each row of one workload, appended to $results as
 # workload, name, class, median, peak RSS KiB, output lines.
 time_workload() {
@@ -248,7 +257,7 @@ time_workload() {
     for i in "${!row_workload[@]}"; do [[ ${row_workload[$i]} == "$w" ]] && idx+=("$i"); done
     local prepare="cat $(printf %q "$file") > /dev/null" # page-cache it before every run
     bash -c "$prepare"
-    load_notes+=("$w: $(uptime | sed 's/.*load average/load average/')$(huge_file_pages)")
+    load_notes+=("$w: $(uptime | sed 's/.*load average/load average/')$(huge_file_pages)$(mapped_huge "$file")")
     note "timing $w ($(uptime | sed 's/.*load average/load average/'))"
     local medians=()
     if [[ $have_hyperfine == 1 ]]; then
