@@ -58,6 +58,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::first_seen::SAMPLE_STEP;
 use super::{Entry, KeyTable};
 use crate::ordered::write_in_order;
 
@@ -302,7 +303,7 @@ fn splitters(tables: &[KeyTable], sizes: Buckets) -> Splitters<'_> {
         .par_iter()
         .enumerate()
         .flat_map_iter(|(t, table)| {
-            table.iter_offsets().step_by(sizes.sample_step).map(move |(offset, e)| handle(e.key, 4, place(t, offset)))
+            sample_offsets(table, sizes.sample_step).map(move |o| handle(table.key_at(o), 4, place(t, o)))
         })
         .collect();
     sort_from(&mut samples, 4, tables);
@@ -337,6 +338,20 @@ fn count_below(digits: &[u128], digit: u128) -> usize {
 
 /// The window [`count_below`] counts rather than halves.
 const COUNTED: usize = 32;
+
+/// The arena offsets of every `step`-th entry of `table`: from the offsets
+/// the table noted as it wrote its entries, where `step` is a multiple of
+/// their step and they are all of live entries (see
+/// [`KeyTable::first_samples`]), which spares a walk over every entry (the
+/// splitters took 7.0 ms at one thread on 256 MiB of dense text with it,
+/// 1.6 without; 24 and 6 on the 10 M-line dataset); by that walk
+/// otherwise.
+fn sample_offsets(table: &KeyTable, step: usize) -> Box<dyn Iterator<Item = u64> + '_> {
+    match table.first_samples() {
+        Some(noted) if step % SAMPLE_STEP == 0 => Box::new(noted.iter().step_by(step / SAMPLE_STEP).copied()),
+        _ => Box::new(table.iter_offsets().step_by(step).map(|(offset, _)| offset)),
+    }
+}
 
 /// How many leading bytes `a` and `b` share.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -500,7 +515,7 @@ mod tests {
         fn buckets_give_byte_order(
             keys in proptest::collection::btree_set("urn:[ab]{1,3}:[ab%0-9]{0,30}", 0..200),
             n in 1usize..6,
-            sample_step in 1usize..5,
+            sample_step in proptest::prop_oneof![1usize..5, proptest::strategy::Just(SAMPLE_STEP), proptest::strategy::Just(2 * SAMPLE_STEP)],
             samples_per_bucket in 1usize..5,
             cut in 0usize..220,
         ) {
