@@ -237,3 +237,19 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
     let out = urnscan(&["bench", "--lines", "--generate", "1MiB"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_small_input_gets_a_note_on_stderr_and_the_report_stays_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _, _) = corpus(dir.path());
+    // 2 MiB reads in well under a millisecond (best of 3: a first run
+    // can wait for its thread to start), so its rows are noise.
+    for format in ["json", "text"] {
+        let out = urnscan(&["bench", "--floor", "--runs", "3", "-j", "1", "--format", format, &file]);
+        assert!(out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("rows this short are within timing noise"), "{format}: {err}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains("timing noise"), "the note is not part of the report: {text}");
+    }
+}

@@ -114,7 +114,9 @@ With --lines: line ends (found as `urnscan dedup` finds them), + parse
 + first-seen output (the classes formatted in first-seen order, written
 nowhere), and for reference the distinct lines in a plain hash set.
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
-as fast as reading the bytes. Each row is the best of --runs runs.
+as fast as reading the bytes. Each row is the best of --runs runs, timed
+on its own: on an input read in a few ms, rows can come out in any
+order (a note on stderr says so); measure 256 MiB or more.
 
 Exit status: 0 on success, 2 on an error.";
 
