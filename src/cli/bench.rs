@@ -577,8 +577,7 @@ fn print_json(
 mod tests {
     use super::*;
 
-    /// The reference set counts what `sort -u | wc -l` counts, whatever the
-    /// block size: every line once, an unterminated last line included.
+    /// The note goes by the shortest floor row, whatever the other rows.
     #[test]
     fn a_short_floor_gets_a_note_and_a_long_one_none() {
         let row = |phase, ms| Row {
@@ -597,6 +596,8 @@ mod tests {
         assert_eq!(short_input_note(&[]), None);
     }
 
+    /// The reference set counts what `sort -u | wc -l` counts, whatever the
+    /// block size: every line once, an unterminated last line included.
     #[test]
     fn distinct_lines_are_the_sorted_unique_lines() {
         let text: &[u8] = b"urn:a:1\nURN:a:1\n\nurn:a:1\nx y\n\nurn:b:2\nx y\nlast";

@@ -24,10 +24,11 @@
 //!    buffer and groups them by bucket (the splitters below each key
 //!    counted by 16 of its bytes, whole keys compared only on ties: see
 //!    `Splitters`; then one scatter through a temporary list the size of
-//!    the table's), all tables in parallel. The scatter keeps each bucket's entries in arena
-//!    order, so the bucket sorts read each table's keys front to back;
-//!    swapping in place needs no list but leaves them shuffled, and the
-//!    bucket sorts then wait on memory more (measured in `BENCHMARKS.md`).
+//!    the table's), all tables in parallel. The scatter keeps each
+//!    bucket's entries in arena order, so the bucket sorts read each
+//!    table's keys front to back; swapping in place needs no list but
+//!    leaves them shuffled, and the bucket sorts then wait on memory more
+//!    (measured in `BENCHMARKS.md`).
 //! 3. Each bucket, whose entries lie in one part of every table's buffer,
 //!    is sorted on its own, in parallel, through a temporary 24-byte handle
 //!    per entry (16 bytes of the key as two integers beside the place), and
