@@ -246,8 +246,9 @@ mod imp {
             // pages): pages go back a huge page at a time, and one of 32 or
             // 512 MiB would keep that much of the file resident.
             let huge = guard::huge_page_size();
-            let granule = if huge <= MAX_HUGE && len >= huge { huge } else { guard::page_size() };
-            if granule == huge {
+            let advised = huge <= MAX_HUGE && len >= huge;
+            let granule = if advised { huge } else { guard::page_size() };
+            if advised {
                 // SAFETY: advice on our own fresh mapping; it changes how
                 // the kernel maps the file's pages, never their contents.
                 unsafe { libc::madvise(raw, len, libc::MADV_HUGEPAGE) };

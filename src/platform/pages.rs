@@ -36,10 +36,11 @@
 //! workloads of `benches/compare.sh` with their page cache in 2 MiB folios,
 //! `benches/ab.sh`, 9 interleaved rounds, medians): 1 GiB of text,
 //! `scan --unique --stats` 123 → 112 ms at one thread, 75 → 69 at two,
-//! `scan --count` 55 → 47 and 44 → 35; the floor (`bench --floor --once -j1`) 50 → 42 ms; dense text and the
-//! 10 M-line dataset unchanged (265 → 263, 710 → 705 ms). Peak RSS of
-//! `dedup -q -j2` on the dataset 195,736 → 195,748 KB: the mapping gives
-//! pages back in whole huge pages ([`super::mmap::Mapping::release_before`]);
+//! `scan --count` 55 → 47 and 44 → 35; the floor (`bench --floor --once
+//! -j1`) 50 → 42 ms; dense text and the 10 M-line dataset unchanged (265
+//! → 263, 710 → 705 ms). Peak RSS of `dedup -q -j2` on the dataset
+//! 195,736 → 195,748 KB: the mapping gives pages back in whole huge pages
+//! ([`super::mmap::Mapping::release_before`]);
 //! giving them back by the 4 KiB page, as before, zapped the huge page a
 //! release ended in while the next block was being read from it, and
 //! the peak was 208,492 KB.
