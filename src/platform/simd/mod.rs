@@ -24,7 +24,8 @@
 //! That exact test is load-bound (four loads per block, several of them split
 //! across cache lines), so the main loop runs a cheap superset test first:
 //! `u`/`U` at +0 AND `:` at +3, two loads of which the first is aligned, over
-//! four blocks (64 bytes SSE2, 128 bytes AVX2) with one branch per turn. In
+//! a turn of blocks (four in SSE2, 64 bytes; in AVX2 four, 128 bytes, or two,
+//! 64 bytes, when it prefetches: see `x86_64/avx2.rs`) with one branch. In
 //! text, `u` followed 3 bytes later by `:` is rare, so the exact test runs on
 //! few turns. Edges need no scalar loop: an exact head block covers the bytes
 //! before the first aligned address, and one exact block that ENDS at the
