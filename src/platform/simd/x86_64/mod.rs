@@ -26,6 +26,11 @@
 //!   behaves as the Intel guests do, not as Zen 4, so AMD turns it on
 //!   from that family on. (8 KiB ahead gave 30.6–33.4 ms there, 2 KiB
 //!   36.9–38.7; 4 KiB stays, the distance measured on both vendors.)
+//! - Intel Xeon KVM guest (2 vCPUs; family 6, model 167), four runs of
+//!   best-of-5: floor 67.3–72.2 ms; AVX2 with the prefetch 67.7–75.1 ms,
+//!   without it 81.8–92.1. That is with the AVX2 loop's one-cache-line
+//!   turn when prefetching; its former 128-byte turn took 96.8–98.7 ms with
+//!   the prefetch there (see `avx2.rs`).
 
 use crate::platform::prefetch::prefetch;
 
