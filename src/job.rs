@@ -65,6 +65,7 @@ use crate::extract::ExtractOptions;
 use crate::grammar::{parse, Grammar};
 use crate::key::{key_shape, Fixes, KeyShape};
 use crate::nid::NidFilter;
+use crate::platform::simd::UrnFinder;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
     self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
@@ -100,6 +101,10 @@ pub struct JobOptions {
     /// Keep only the URNs of these namespaces (`None`: all). Rejected
     /// candidates are not filtered: they have no NID to trust.
     pub nids: Option<NidFilter>,
+    /// The `urn:` search: by default the widest kernel this CPU has, with
+    /// the prefetch setting measured for it ([`UrnFinder::new`]). Speed
+    /// only: every finder finds the same candidates.
+    pub finder: UrnFinder,
 }
 
 impl Default for JobOptions {
@@ -116,6 +121,7 @@ impl Default for JobOptions {
             decompress: false,
             binary: BinaryPolicy::Scan,
             nids: None,
+            finder: UrnFinder::new(),
         }
     }
 }
@@ -223,7 +229,7 @@ pub struct Outcome {
 /// an error from the sink itself (a closed output) stops it.
 pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
     let inputs = source::expand(paths, opts.walk);
-    let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
+    let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);
     let names = inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
     let mut consumer = Consumer {
         scanner: &scanner,
@@ -1085,7 +1091,7 @@ mod tests {
                 if !streamed {
                     return run(&paths, opts, sink).unwrap();
                 }
-                let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size);
+                let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);
                 let mut outcome = Outcome::default();
                 let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
                 scan_stream(&scanner, opts, FileRef { index: 0, name: "-" }, reader, sink, &mut outcome).unwrap();

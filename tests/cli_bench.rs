@@ -258,3 +258,23 @@ fn a_small_input_gets_a_note_on_stderr_and_the_report_stays_clean() {
     assert!(text.status.success());
     assert!(!String::from_utf8(text.stdout).unwrap().contains("timing noise"), "nor in the text table");
 }
+
+/// `--kernel` and `--prefetch` choose the search the rows run, and the
+/// report says it was chosen rather than picked for the CPU.
+#[test]
+fn a_kernel_chosen_on_the_command_line_is_measured_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, distinct, _) = corpus(dir.path());
+    let chosen = ["bench", "--runs", "1", "-j", "1", "--kernel", "sse2", "--prefetch", "off"];
+    let report = json(&urnscan(&[&chosen[..], &["--format", "json", &file]].concat()));
+    assert_eq!((report["kernel"].as_str(), report["prefetch"].as_bool()), (Some("sse2"), Some(false)));
+    let sort = rows(&report).iter().find(|r| r["phase"] == "+ sort").expect("+ sort row");
+    assert_eq!(sort["count"], distinct as u64);
+
+    let out = urnscan(&[&chosen[..], &[&file]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kernel: sse2 (chosen with --kernel / --prefetch), software prefetch off"), "{text}");
+    let default = String::from_utf8(urnscan(&["bench", "--runs", "1", "-j", "1", &file]).stdout).unwrap();
+    assert!(default.contains("(best this CPU supports)"), "{default}");
+}

@@ -198,6 +198,52 @@ fn same_output_for_every_thread_count_and_mmap_policy() {
     }
 }
 
+/// `--kernel` and `--prefetch` change speed only: every kernel this CPU has,
+/// with and without the prefetch, gives the default's output byte for byte
+/// (lines long enough for the main loops and the prefetch 4 KiB ahead), and
+/// one it lacks is refused with exit 2, not swapped for another.
+#[test]
+fn same_output_for_every_search_kernel_and_prefetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..3_000 {
+        let pad = "x".repeat(i % 97);
+        text.push_str(&format!("{pad} URN:Ex{}:item-{} turn:no urn:a:b%2f{i} urn:x:bad", i % 11, i % 400));
+        if i % 50 == 49 {
+            text.push('\n');
+        }
+    }
+    let file = dir.path().join("text.log");
+    fs::write(&file, &text).unwrap();
+    let f = file.to_str().unwrap();
+    for mode in [&["scan", f][..], &["scan", "-u", "--stats", f], &["scan", "--invalid", f]] {
+        let run = |extra: &[&str]| {
+            let mut args = mode.to_vec();
+            args.extend_from_slice(extra);
+            urnscan_in(&args, b"")
+        };
+        let reference = run(&[]);
+        assert_eq!(reference.status.code(), Some(0), "{mode:?}");
+        for kernel in ["auto", "avx2", "sse2", "scalar"] {
+            for prefetch in ["auto", "on", "off"] {
+                let o = run(&["--kernel", kernel, "--prefetch", prefetch]);
+                if o.status.code() == Some(2) {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    assert!(err.contains(&format!("--kernel {kernel}: this CPU cannot run it")), "{err}");
+                    assert!(kernel == "avx2" || (kernel == "sse2" && !cfg!(target_arch = "x86_64")), "{err}");
+                    continue;
+                }
+                assert_eq!(text_of(&o), text_of(&reference), "{mode:?} --kernel {kernel} --prefetch {prefetch}");
+            }
+        }
+    }
+}
+
+fn text_of(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    text(o)
+}
+
 /// A mapped file of dense URNs is scanned in windows sized by their density
 /// (down to 1 MiB here, where a 16 MiB window holds 860,000 events); a
 /// stream is read in blocks. Both give the same output, and the counts are

@@ -10,8 +10,9 @@
 //!    faults and `munmap` are paid as a fresh `urnscan scan` process pays
 //!    them (files only);
 //! 3. search — counting [`Candidates`] (SIMD `urn:` search plus the
-//!    left-boundary rule), with the best kernel, and single-threaded with
-//!    every kernel this CPU has;
+//!    left-boundary rule), with the best kernel (or the one `--kernel` /
+//!    `--prefetch` choose; the rows below use it too), and single-threaded
+//!    with every kernel this CPU has;
 //! 4. search + validate — the events of a scan, window by window
 //!    ([`Scanner::scan_windows`], each window a parallel [`Scanner::scan`]),
 //!    as `urnscan scan` scans a large file;
@@ -143,8 +144,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     // dropped may be optimised away, and was).
     std::hint::black_box(read_every_byte(hay));
     let pages = whole.resident();
-    let scanner = Scanner::new(ExtractOptions { grammar: grammar(args.rfc2141), trim: true });
-    let best = UrnFinder::new();
+    let best = args.search.finder()?;
+    let scanner = Scanner::new(ExtractOptions { grammar: grammar(args.rfc2141), trim: true }).with_finder(best);
 
     let mut rows = Vec::new();
     for (threads, pool) in &pools {
@@ -181,7 +182,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         }
         let kernels: Vec<Kernel> = if threads == 1 { Kernel::available() } else { vec![best.kernel()] };
         for kernel in kernels.into_iter().rev() {
-            let finder = UrnFinder::with_kernel(kernel).context("kernel vanished")?;
+            let finder = UrnFinder::with_kernel(kernel).context("kernel vanished")?.with_prefetch(best.prefetches());
             let (time, n) = best_of(runs, || pool.install(|| count_candidates(finder, hay)));
             push("search", Some(kernel), Some(("candidates", n)), time);
         }
@@ -204,7 +205,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("+ sort", ("unique", n), time);
     }
     match args.format {
-        BenchFormat::Text => print_table(&name, hay.len(), best, runs, pages, &rows),
+        BenchFormat::Text => print_table(&name, hay.len(), (best, args.search.is_default()), runs, pages, &rows),
         BenchFormat::Json => print_json(&name, hay.len(), best, runs, pages, &rows)?,
     }
     if let Some(note) = short_input_note(&rows) {
@@ -487,13 +488,20 @@ fn urns_per_second(row: &Row) -> Option<f64> {
     row.urns.map(|n| n as f64 / row.time.as_secs_f64().max(1e-9))
 }
 
-fn print_table(name: &str, bytes: usize, finder: UrnFinder, runs: u32, pages: Option<Resident>, rows: &[Row]) {
+/// `finder` is the search the scan rows use, and whether it is the
+/// CPU-based default (or chosen with --kernel / --prefetch).
+fn print_table(
+    name: &str,
+    bytes: usize,
+    (finder, by_cpu): (UrnFinder, bool),
+    runs: u32,
+    pages: Option<Resident>,
+    rows: &[Row],
+) {
     println!("input:  {name}, {} bytes", thousands(bytes as u64));
     let prefetch = if finder.prefetches() { "on" } else { "off" };
-    println!(
-        "kernel: {} (best this CPU supports), software prefetch {prefetch}; best of {runs} runs per row",
-        finder.kernel().name()
-    );
+    let how = if by_cpu { "best this CPU supports" } else { "chosen with --kernel / --prefetch" };
+    println!("kernel: {} ({how}), software prefetch {prefetch}; best of {runs} runs per row", finder.kernel().name());
     if let Some(line) = pages.map(pages_line) {
         println!("pages:  {line}");
     }

@@ -11,6 +11,7 @@ mod color;
 mod dedup;
 mod gen;
 mod hashed;
+mod kernel;
 mod man;
 mod output;
 mod progress;
@@ -104,6 +105,7 @@ Examples:
   urnscan bench --floor --once big.log    the floor as one whole process, to time with hyperfine
   urnscan bench --format json -j 2 --runs 5 big.log
   urnscan bench --lines urns.txt          a URN dataset as `urnscan dedup` reads it
+  urnscan bench --kernel sse2 big.log     the rows with another search kernel (also --prefetch on|off)
 
 Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
@@ -162,6 +164,8 @@ pub struct BenchArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = bench::BenchFormat::Text)]
     format: bench::BenchFormat,
+    #[command(flatten)]
+    search: kernel::SearchArgs,
 }
 
 const GEN_EXAMPLES: &str = "\
@@ -283,6 +287,8 @@ pub struct ScanArgs {
     /// Bytes per parallel chunk (tests and tuning; output is the same for any value).
     #[arg(long, value_name = "BYTES", hide = true)]
     chunk_size: Option<usize>,
+    #[command(flatten)]
+    search: kernel::SearchArgs,
     #[command(flatten)]
     progress: ProgressArgs,
 }

@@ -53,6 +53,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         decompress: args.inputs.decompress,
         binary: args.inputs.binary_policy(),
         nids,
+        finder: args.search.finder()?,
         ..JobOptions::default()
     };
     let started = Instant::now();

@@ -14,14 +14,15 @@
 //! Without the software prefetch a turn is four blocks (128 bytes): fewer
 //! branches per byte. With it, a turn is two blocks, one cache line and one
 //! prefetch, as in the SSE2 kernel. On an Intel Xeon KVM guest (2 vCPUs,
-//! page-cached 1 GiB of text, best of 5, three interleaved rounds) the
-//! 128-byte turn with the prefetch 4 KiB ahead took 100–103 ms against a
-//! 69–72 ms read of every byte, whether it prefetched both lines of a turn
-//! at its start, one before each half, or only the first line; 2 KiB ahead
-//! 75–77 ms; the 64-byte turn 69–71 ms, the read's own speed (SSE2 with
-//! the prefetch, also a 64-byte turn: 70–74). Without the prefetch the
-//! 64-byte turn was 3 % slower there (83–87 ms against 79–84), so that
-//! case keeps the longer turn.
+//! family 6 model 167; page-cached 1 GiB of text, best of 5, two or three
+//! interleaved rounds per variant) the 128-byte turn with the prefetch 4 KiB
+//! ahead took 90–103 ms against a 61–74 ms read of every byte in the same
+//! rounds, whether it prefetched both lines of a turn at its start, one
+//! before each half, or only the first line; 2 KiB ahead 75–77 ms; the
+//! 64-byte turn 68–71 ms, the read's own speed (SSE2 with the prefetch, also
+//! a 64-byte turn: 64–74). Without the prefetch the 64-byte turn was 3 %
+//! slower there (83–87 ms against 79–84), so that case keeps the longer
+//! turn. BENCHMARKS.md (item 77) has the table.
 
 use core::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_load_si256, _mm256_loadu_si256, _mm256_movemask_epi8,
