@@ -4,7 +4,7 @@
 //! software prefetch on by vendor and family (`UrnFinder::new`). Those
 //! defaults were measured on a few machines, and one that behaves
 //! differently showed up: on an Intel guest the AVX2 search with the
-//! prefetch once ran at two thirds of the SSE2 one's speed (BENCHMARKS.md,
+//! prefetch once ran at 0.7 times the SSE2 one's speed (BENCHMARKS.md,
 //! item 77). `urnscan bench` times every kernel with both settings, so a
 //! user who sees a faster one there can run it; results never depend on
 //! the choice, only speed does.
@@ -40,6 +40,18 @@ pub enum KernelArg {
     Scalar,
 }
 
+impl KernelArg {
+    /// The kernel asked for, `None` for auto.
+    fn kernel(self) -> Option<Kernel> {
+        match self {
+            KernelArg::Auto => None,
+            KernelArg::Avx2 => Some(Kernel::Avx2),
+            KernelArg::Sse2 => Some(Kernel::Sse2),
+            KernelArg::Scalar => Some(Kernel::Scalar),
+        }
+    }
+}
+
 /// `--prefetch` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum PrefetchArg {
@@ -56,11 +68,9 @@ impl SearchArgs {
     /// The finder these options ask for; an error for a kernel this CPU
     /// lacks (running another one instead would time the wrong thing).
     pub fn finder(&self) -> Result<UrnFinder> {
-        let finder = match self.kernel {
-            KernelArg::Auto => UrnFinder::new(),
-            KernelArg::Avx2 => chosen(Kernel::Avx2)?,
-            KernelArg::Sse2 => chosen(Kernel::Sse2)?,
-            KernelArg::Scalar => chosen(Kernel::Scalar)?,
+        let finder = match self.kernel.kernel() {
+            None => UrnFinder::new(),
+            Some(kernel) => chosen(kernel)?,
         };
         Ok(match self.prefetch {
             PrefetchArg::Auto => finder,
