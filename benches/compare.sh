@@ -24,9 +24,10 @@
 #   peak RSS (one separate /usr/bin/time -v run).
 #
 # Below the table: the load while timing (and how much of the page cache is
-# in huge folios), the huge-page setting, and the machine (CPU model, CPUs,
-# memory, kernel), the date, urnscan's version and commit and the peers'
-# versions, so that a pasted table says what it ran on.
+# in huge folios), the huge-page setting, and the machine (CPU model, family
+# and model number, CPUs, memory, kernel), the search kernel urnscan picked,
+# the date, urnscan's version and commit and the peers' versions, so that a
+# pasted table says what it ran on.
 #
 # The floor comes two ways. The floor process, `urnscan bench --floor --once`
 # (map the file, read every byte, unmap, exit), is timed like every other
@@ -87,11 +88,22 @@ wants() { [[ ,$only, == *,$1,* ]]; }
 # Best effort: a tool that is missing or fails leaves its part out (each
 # substitution ends in `|| true`, as set -e and pipefail would stop here).
 describe_run() {
-    local cpu mem commit peers=() joined
+    local cpu model mem search commit peers=() joined
     first_line() { "$@" 2>/dev/null | sed -n 1p || true; }
     cpu=$( (lscpu 2>/dev/null || true) | sed -n 's/^Model name: *//p' | sed -n 1p || true)
+    # A guest's model name can be as vague as "Intel(R) Xeon(R) Processor";
+    # the family and model tell such machines apart.
+    model=$( (lscpu 2>/dev/null || true) | awk -F: '
+        /^CPU family:/ { gsub(/ /, "", $2); f = $2 }
+        /^Model:/ { gsub(/ /, "", $2); m = $2 }
+        END { if (f != "") printf " (family %s, model %s)", f, m }' || true)
     mem=$(awk '/^MemTotal:/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo 2>/dev/null || true)
-    echo "Machine: ${cpu:-$(uname -m)}, $(nproc 2>/dev/null || echo '?') CPUs${mem:+, $mem}; $(uname -sr)"
+    echo "Machine: ${cpu:-$(uname -m)}$model, $(nproc 2>/dev/null || echo '?') CPUs${mem:+, $mem}; $(uname -sr)"
+    # The search kernel urnscan picked here (its speed differs by CPU; see
+    # `urnscan bench` and --kernel).
+    search=$("$bin" bench --floor --generate 1MiB --runs 1 -j 1 --format json 2> /dev/null |
+        jq -r '"\(.kernel), software prefetch \(if .prefetch then "on" else "off" end)"' 2> /dev/null || true)
+    [[ -n $search ]] && echo "Search kernel: $search"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || true)
     echo "Finished: $(date -u '+%Y-%m-%d %H:%M UTC'); $(first_line "$bin" --version)${commit:+ (commit $commit)}"
     [[ $have_rg == 1 ]] && peers+=("$(first_line rg --version)")
