@@ -205,7 +205,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("+ sort", ("unique", n), time);
     }
     match args.format {
-        BenchFormat::Text => print_table(&name, hay.len(), (best, args.search.is_default()), runs, pages, &rows),
+        BenchFormat::Text => print_table(&name, hay.len(), best, args.search.is_default(), runs, pages, &rows),
         BenchFormat::Json => print_json(&name, hay.len(), best, runs, pages, &rows)?,
     }
     if let Some(note) = short_input_note(&rows) {
@@ -488,12 +488,13 @@ fn urns_per_second(row: &Row) -> Option<f64> {
     row.urns.map(|n| n as f64 / row.time.as_secs_f64().max(1e-9))
 }
 
-/// `finder` is the search the scan rows use, and whether it is the
+/// `finder` is the search the scan rows use; `by_cpu`, whether it is the
 /// CPU-based default (or chosen with --kernel / --prefetch).
 fn print_table(
     name: &str,
     bytes: usize,
-    (finder, by_cpu): (UrnFinder, bool),
+    finder: UrnFinder,
+    by_cpu: bool,
     runs: u32,
     pages: Option<Resident>,
     rows: &[Row],
