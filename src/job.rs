@@ -274,7 +274,21 @@ pub const INLINE_LIMIT: usize = 4 << 20;
 
 /// Inputs larger than this are scanned a window at a time, so the events
 /// held at once (one per candidate) stay bounded whatever the file holds.
-const WINDOW: usize = 16 << 20;
+/// The first window is this long too; the next ones are sized from it.
+const LARGE: usize = 16 << 20;
+
+/// The longest window, which text with few URNs grows to. Each window is
+/// a round of the pipeline ([`scan_large`]) that ends when its slowest
+/// task does, so at two threads every round lost a little of a chunk's
+/// time; longer windows are fewer rounds. Measured (2026-11-28, 2-core
+/// KVM guest, 1 GiB of text with 200 URNs per MiB, `scan --unique
+/// --stats`, `benches/ab.sh`, 11 rounds, medians; peak RSS, most of it the
+/// file's pages mapped for the windows in flight): 16 MiB 184 / 113 ms at
+/// one / two threads, 53 MB; 32 MiB 179 / 107 ms, 88 MB; 64 MiB 178 / 104
+/// ms, 154 MB. Again, 16 against 32 MiB: 180 / 112 against 178 / 105 ms;
+/// text with 5,000 URNs per MiB, whose windows stay shorter, 310 ms at
+/// two threads with either.
+const WINDOW: usize = 32 << 20;
 
 /// About how many events a window should hold while keys are collected or
 /// URNs printed: each window is sized from the density of the one before
@@ -285,7 +299,7 @@ const WINDOW: usize = 16 << 20;
 /// 40 MB of bookkeeping and 32 MiB of mapped pages beside the key table,
 /// the one thing that should grow; at 32,768 events its windows are
 /// 1.2 MiB, text with 5,000 URNs per MiB gets 6.5 MiB windows, and text
-/// with 200 keeps 16 MiB. (Measured on the 10 M-line dataset, `scan
+/// with 200 grows to [`WINDOW`]. (Measured on the 10 M-line dataset, `scan
 /// --unique -j2`: peak RSS 194 MiB at 32,768 events, 202 MiB at 65,536;
 /// time within noise. With 16 MiB windows, and the sorted output in a list
 /// of its own, it was 351 MiB.)
@@ -367,7 +381,7 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, index: u32, whole: Whole) -
         binary,
         if skips(opts, binary) {
             Processed::Skipped
-        } else if whole.as_bytes().len() > WINDOW {
+        } else if whole.as_bytes().len() > LARGE {
             Processed::Large(whole)
         } else {
             Processed::Scanned(Box::new(scan_whole(scanner, opts, index, whole)))
@@ -765,7 +779,7 @@ fn scan_large(
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
     let window = |from: usize, len: usize| from..hay.len().min(from.saturating_add(len));
-    let mut span = window(0, WINDOW);
+    let mut span = window(0, LARGE);
     // The chunk tasks count the bytes they scan; the few bytes a window
     // skips at its start (the tail of a URN that began in the window before)
     // are added at the end.
@@ -908,8 +922,10 @@ mod tests {
 
     #[test]
     fn windows_are_sized_by_the_density_of_the_last() {
-        // Text at 200 URNs per MiB keeps whole windows.
-        assert_eq!(next_window_len(WINDOW, 16 * 200), WINDOW);
+        // Text at 200 URNs per MiB keeps whole windows, and a first window
+        // of it grows to one.
+        assert_eq!(next_window_len(WINDOW, (WINDOW >> 20) * 200), WINDOW);
+        assert_eq!(next_window_len(LARGE, (LARGE >> 20) * 200), WINDOW);
         // Twice the events wanted: half the length.
         assert_eq!(next_window_len(WINDOW, 2 * WINDOW_EVENTS), WINDOW / 2);
         // A short window with few events grows back, at most to WINDOW.

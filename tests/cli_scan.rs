@@ -383,8 +383,8 @@ fn nid_filter_rejects_what_is_not_a_nid() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
 }
 
-/// A file larger than one scan window (16 MiB) goes through the windowed
-/// pipeline: the filtered output is the unfiltered output's lines of that
+/// A file larger than 16 MiB goes through the windowed pipeline, whose
+/// first window ends there: the filtered output is the unfiltered output's lines of that
 /// NID, at every thread count, also around a window's end, where a URN of
 /// another NID that holds `urn:isbn:` runs across it.
 #[test]

@@ -106,10 +106,10 @@ pub enum BenchFormat {
     Json,
 }
 
-/// Window of the scan rows: `urnscan scan` scans files larger than this
-/// window by window, holding one window's events at a time (the job
-/// module's private `WINDOW`; keep the two equal).
-const WINDOW: usize = 16 << 20;
+/// Window of the scan rows: `urnscan scan` scans large files window by
+/// window, holding one window's events at a time, in windows of up to
+/// this length (the job module's private `WINDOW`; keep the two equal).
+const WINDOW: usize = 32 << 20;
 
 /// One measured row.
 struct Row {
