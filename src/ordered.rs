@@ -22,7 +22,8 @@
 //! than the buffers themselves (measured on 3 M lines of `scan --unique`:
 //! 247 MiB peak RSS against 208 MiB with reused buffers). Two rounds hold
 //! twice the buffers of one: peak RSS of `scan --unique -j2` on the 10 M
-//! lines went from 203,596 to 204,928 KB (blocks of 16,384 lines).
+//! lines went from 200,968–203,220 to 203,776–205,460 KB (five runs each;
+//! blocks of 16,384 lines).
 
 use std::io::{self, Write};
 
@@ -110,8 +111,8 @@ mod tests {
         assert!(none.is_empty());
     }
 
-    /// Writes nothing until the fill of `item` has begun (or a few seconds
-    /// have passed), and notes whether it had.
+    /// Holds its first write until `begun` is set (or a few seconds have
+    /// passed), and notes whether it was.
     struct WaitsForFill<'a> {
         begun: &'a AtomicBool,
         waited: Option<bool>,

@@ -384,9 +384,9 @@ fn nid_filter_rejects_what_is_not_a_nid() {
 }
 
 /// A file larger than 16 MiB goes through the windowed pipeline, whose
-/// first window ends there: the filtered output is the unfiltered output's lines of that
-/// NID, at every thread count, also around a window's end, where a URN of
-/// another NID that holds `urn:isbn:` runs across it.
+/// first window ends there: the filtered output is the unfiltered output's
+/// lines of that NID, at every thread count, also around a window's end,
+/// where a URN of another NID that holds `urn:isbn:` runs across it.
 #[test]
 fn nid_filter_on_a_file_scanned_in_windows() {
     let window = 16 << 20;
