@@ -308,6 +308,29 @@ const WINDOW_EVENTS: usize = 1 << 15;
 /// The shortest window.
 const MIN_WINDOW: usize = 1 << 20;
 
+/// The scanner for a window of `len` bytes. A run that prints every event
+/// and keeps no keys cuts a window into at least eight chunks per thread
+/// (of 128 KiB or more, and no more than the configured size): dense
+/// input's windows hold about [`WINDOW_EVENTS`] events, 1.2 MiB of a URN
+/// dataset, which 1 MiB chunks made one or two tasks, and the other
+/// thread had nothing to do. Measured (2026-11-28, 2-core KVM guest,
+/// `benches/ab.sh`, medians): plain `scan -j2` of the 10 M-line dataset
+/// with `--chunk-size` 1 MiB / 256 / 128 / 64 KiB 575 / 561 / 531 / 539
+/// ms. Keyed runs keep whole chunks: their per-chunk work (a key batch
+/// each) made smaller ones slower (`scan -u -j2` on the dataset 1,382 →
+/// 1,417 ms with 256 KiB), and so does one thread (803 → 816 ms).
+fn window_scanner(scanner: &Scanner, opts: &JobOptions, len: usize) -> Scanner {
+    let threads = rayon::current_num_threads();
+    if !opts.events || opts.keys || threads < 2 {
+        return *scanner;
+    }
+    let chunk = (len / (8 * threads)).max(MIN_PRINTING_CHUNK).min(opts.chunk_size);
+    scanner.with_chunk_size(chunk)
+}
+
+/// The smallest chunk [`window_scanner`] cuts.
+const MIN_PRINTING_CHUNK: usize = 128 << 10;
+
 /// The length of the window after one of `len` bytes that held `events`.
 fn next_window_len(len: usize, events: usize) -> usize {
     let scaled = len as u64 * WINDOW_EVENTS as u64 / events.max(1) as u64;
@@ -784,7 +807,8 @@ fn scan_large(
     // skips at its start (the tail of a URN that began in the window before)
     // are added at the end.
     let mut counted = span.len() as u64;
-    let mut scanned = Some(scan_keyed(scanner, opts, hay, span.clone(), origin));
+    let first = window_scanner(scanner, opts, span.len());
+    let mut scanned = Some(scan_keyed(&first, opts, hay, span.clone(), origin));
     // Pages before `done_before` (the last window's `done`) can go.
     let mut done_before = 0;
     while let Some(Spanned { events, keys, parts, kept }) = scanned.take() {
@@ -807,7 +831,8 @@ fn scan_large(
         rayon::in_place_scope(|scope| {
             if let Some(next_span) = next_span.clone() {
                 let next = &mut scanned;
-                scope.spawn(move |_| *next = Some(scan_keyed(scanner, opts, hay, next_span, origin)));
+                let scanner = window_scanner(scanner, opts, next_span.len());
+                scope.spawn(move |_| *next = Some(scan_keyed(&scanner, opts, hay, next_span, origin)));
             }
             scope.spawn(|_| absorb(table, &keys, hay));
             // The window before's pages, given back by a task of its own:
@@ -919,6 +944,30 @@ mod tests {
     use super::*;
     use crate::key::key_of_valid;
     use proptest::prelude::*;
+
+    #[test]
+    fn runs_that_only_print_cut_short_windows_into_more_chunks() {
+        let scanner = Scanner::new(ExtractOptions::default());
+        let chunk = |opts: &JobOptions, threads: usize, len: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| window_scanner(&scanner, opts, len).chunk_size())
+        };
+        let printing = JobOptions { keys: false, ..JobOptions::default() };
+        // A dense window: eight chunks per thread, but none under 128 KiB.
+        assert_eq!(chunk(&printing, 2, 12 << 20), 768 << 10);
+        assert_eq!(chunk(&printing, 4, 12 << 20), 384 << 10);
+        assert_eq!(chunk(&printing, 2, 1_200_000), 128 << 10);
+        // Long windows, one thread, keyed runs: the configured size.
+        assert_eq!(chunk(&printing, 2, LARGE), DEFAULT_CHUNK_SIZE);
+        assert_eq!(chunk(&printing, 2, WINDOW), DEFAULT_CHUNK_SIZE);
+        assert_eq!(chunk(&printing, 1, 1_200_000), DEFAULT_CHUNK_SIZE);
+        assert_eq!(chunk(&JobOptions::default(), 2, 1_200_000), DEFAULT_CHUNK_SIZE);
+        let counting = JobOptions { keys: false, events: false, ..JobOptions::default() };
+        assert_eq!(chunk(&counting, 2, 1_200_000), DEFAULT_CHUNK_SIZE);
+        // A smaller configured size is kept.
+        let small = JobOptions { keys: false, chunk_size: 64 << 10, ..JobOptions::default() };
+        assert_eq!(chunk(&small, 2, 1_200_000), 64 << 10);
+    }
 
     #[test]
     fn windows_are_sized_by_the_density_of_the_last() {

@@ -136,6 +136,11 @@ impl Scanner {
         self
     }
 
+    /// The chunk size in use (see [`Scanner::with_chunk_size`]).
+    pub fn chunk_size(&self) -> usize {
+        self.chunk_size
+    }
+
     /// The extraction options in use.
     pub fn options(&self) -> ExtractOptions {
         self.opts
