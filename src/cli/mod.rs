@@ -284,7 +284,7 @@ pub struct ScanArgs {
     /// Worker threads (default: one per core). Output is the same for any value.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
-    /// Bytes per parallel chunk (tests and tuning; output is the same for any value).
+    /// Bytes per parallel chunk, at most (tests and tuning; output is the same for any value).
     #[arg(long, value_name = "BYTES", hide = true)]
     chunk_size: Option<usize>,
     #[command(flatten)]
