@@ -310,7 +310,7 @@ const MIN_WINDOW: usize = 1 << 20;
 
 /// The scanner for a window of `len` bytes. A run that prints every event
 /// and keeps no keys cuts a window into at least eight chunks per thread
-/// (of 128 KiB or more, and no more than the configured size): dense
+/// (of 128 KiB or more, and no more than `scanner`'s own size): dense
 /// input's windows hold about [`WINDOW_EVENTS`] events, 1.2 MiB of a URN
 /// dataset, which 1 MiB chunks made one or two tasks, and the other
 /// thread had nothing to do. Measured (2026-11-28, 2-core KVM guest,
@@ -324,7 +324,7 @@ fn window_scanner(scanner: &Scanner, opts: &JobOptions, len: usize) -> Scanner {
     if !opts.events || opts.keys || threads < 2 {
         return *scanner;
     }
-    let chunk = (len / (8 * threads)).max(MIN_PRINTING_CHUNK).min(opts.chunk_size);
+    let chunk = (len / (8 * threads)).max(MIN_PRINTING_CHUNK).min(scanner.chunk_size());
     scanner.with_chunk_size(chunk)
 }
 
@@ -964,9 +964,10 @@ mod tests {
         assert_eq!(chunk(&JobOptions::default(), 2, 1_200_000), DEFAULT_CHUNK_SIZE);
         let counting = JobOptions { keys: false, events: false, ..JobOptions::default() };
         assert_eq!(chunk(&counting, 2, 1_200_000), DEFAULT_CHUNK_SIZE);
-        // A smaller configured size is kept.
-        let small = JobOptions { keys: false, chunk_size: 64 << 10, ..JobOptions::default() };
-        assert_eq!(chunk(&small, 2, 1_200_000), 64 << 10);
+        // A scanner's smaller size (`--chunk-size`) is kept.
+        let small = scanner.with_chunk_size(64 << 10);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        assert_eq!(pool.install(|| window_scanner(&small, &printing, 1_200_000).chunk_size()), 64 << 10);
     }
 
     #[test]
