@@ -12,8 +12,9 @@
 //! - a URN event is what [`extract`] gives at that offset, starts with
 //!   `urn:`, is at most `MAX_URN_LEN` bytes, and passes [`parse`] whole with
 //!   the same parts and key; a rejection carries [`extract`]'s error;
-//! - [`Scanner::scan`] with chunks of 1, 7, 64 and 4096 bytes (those that
-//!   cut the input into at most 2,500 chunks), and
+//! - [`Scanner::scan_span_with`] over the whole input with chunks of 1, 7,
+//!   64 and 4096 bytes (those that cut the input into at most 2,500
+//!   chunks), whose per-chunk results, concatenated, are its events, and
 //!   [`Scanner::scan_sequential`] with every other available SIMD kernel, give
 //!   exactly the sequential events;
 //! - [`Scanner::scan_reader`], fed by a reader that returns short reads, with
@@ -99,7 +100,10 @@ fn check_chunked(data: &[u8], scanner: &Scanner, events: &[Event]) {
     // At most ~2,500 chunks, so that long inputs keep the fuzzer fast;
     // inputs up to 2.5 KiB get every size.
     for chunk in [1, 7, 64, 4096].into_iter().filter(|c| data.len() / c <= 2500) {
-        assert_eq!(scanner.with_chunk_size(chunk).scan(data), events, "chunk size {chunk}");
+        // The per-chunk results are of runs of the final events, in order.
+        let (chunked, runs) = scanner.with_chunk_size(chunk).scan_span_with(data, 0, data.len(), None, |e| e.to_vec());
+        assert_eq!(chunked, events, "chunk size {chunk}");
+        assert_eq!(runs.concat(), events, "chunk size {chunk}: per-chunk results");
     }
 }
 

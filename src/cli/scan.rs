@@ -6,14 +6,14 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::{Entry, ShardedTable};
-use urnscan::job::{self, FileRef, JobOptions, Outcome, Sink, Totals};
+use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
 use urnscan::ordered::write_in_order;
 use urnscan::platform::prefetch::prefetch;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
@@ -60,11 +60,13 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut printer = Printer {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
-        format: args.format,
-        with_path: !single_input(args),
-        mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
+        records: Records {
+            format: args.format,
+            with_path: !single_input(args),
+            mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
+            quiet: args.unique || args.stats || args.count,
+        },
         header_done: false,
-        quiet: args.unique || args.stats || args.count,
         count: args.count,
         ui,
         progress: &progress,
@@ -123,12 +125,8 @@ enum Mode {
 
 struct Printer<'p, W: Write> {
     out: W,
-    format: Format,
-    with_path: bool,
-    mode: Mode,
+    records: Records,
     header_done: bool,
-    /// Occurrences are not printed (unique, stats and count runs).
-    quiet: bool,
     /// Only each input's count is printed (`--count`).
     count: bool,
     ui: Ui,
@@ -139,7 +137,7 @@ struct Printer<'p, W: Write> {
 impl<W: Write> Printer<'_, W> {
     /// `path:` before a text record, unless there is only one input.
     fn path_prefix(&mut self, path: &str) -> io::Result<()> {
-        if self.with_path {
+        if self.records.with_path {
             self.out.write_all(path.as_bytes())?;
             self.out.write_all(b":")?;
         }
@@ -147,7 +145,7 @@ impl<W: Write> Printer<'_, W> {
     }
 
     fn header(&mut self, header: &str) -> io::Result<()> {
-        if self.format == Format::Csv && !self.header_done {
+        if self.records.format == Format::Csv && !self.header_done {
             self.header_done = true;
             writeln!(self.out, "{header}")?;
         }
@@ -170,7 +168,7 @@ impl<W: Write> Printer<'_, W> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
         let inputs = &outcome.inputs;
-        let format = self.format;
+        let format = self.records.format;
         let record = |e: &Entry<'_>, text: &mut Vec<u8>| {
             let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
             unique_record(text, format, e, path)
@@ -209,41 +207,65 @@ impl<W: Write> Printer<'_, W> {
     fn stats(&mut self, outcome: &Outcome, nids: &[NidStat], filtered: bool) -> io::Result<()> {
         let t = &outcome.totals;
         let unique = outcome.table.len();
-        match self.format {
+        match self.records.format {
             Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered),
             _ => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
         }
     }
 }
 
-impl<W: Write> Sink for Printer<'_, W> {
-    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
-        if self.quiet || self.mode != Mode::Occurrences {
-            return Ok(());
+/// How `scan` writes an occurrence or a rejected candidate: the part of
+/// the printer that any thread may run, so that the job formats the
+/// events of a run that only prints them on the threads that scan them
+/// (see [`Sink::formatter`]).
+#[derive(Clone, Copy)]
+struct Records {
+    format: Format,
+    with_path: bool,
+    mode: Mode,
+    /// Occurrences are not printed (unique, stats and count runs).
+    quiet: bool,
+}
+
+impl Records {
+    fn shows_urns(&self) -> bool {
+        !self.quiet && self.mode == Mode::Occurrences
+    }
+
+    /// The CSV header of what this run prints per event.
+    fn header(&self) -> &'static str {
+        match self.mode {
+            Mode::Occurrences => "path,offset,urn,key,nid",
+            Mode::Invalid => "path,offset,kind,candidate",
         }
-        self.header("path,offset,urn,key,nid")?;
+    }
+
+    fn urn(&self, out: &mut impl Write, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
         match self.format {
             Format::Text => {
-                self.path_prefix(file.name)?;
-                write_u64(&mut self.out, offset)?;
-                self.out.write_all(b":")?;
-                self.out.write_all(urn.as_bytes())?;
-                self.out.write_all(b"\n")
+                if self.with_path {
+                    out.write_all(file.name.as_bytes())?;
+                    out.write_all(b":")?;
+                }
+                write_u64(out, offset)?;
+                out.write_all(b":")?;
+                out.write_all(urn.as_bytes())?;
+                out.write_all(b"\n")
             }
             Format::Jsonl | Format::Json => {
-                self.out.write_all(b"{\"path\":")?;
-                json_str(&mut self.out, file.name)?;
-                self.out.write_all(b",\"offset\":")?;
-                write_u64(&mut self.out, offset)?;
-                self.out.write_all(b",\"urn\":")?;
-                json_str(&mut self.out, urn.as_str())?;
+                out.write_all(b"{\"path\":")?;
+                json_str(out, file.name)?;
+                out.write_all(b",\"offset\":")?;
+                write_u64(out, offset)?;
+                out.write_all(b",\"urn\":")?;
+                json_str(out, urn.as_str())?;
                 // The key holds the NID lower-cased: no copy of it is made.
                 let key = urn.key();
-                self.out.write_all(b",\"key\":")?;
-                json_str(&mut self.out, &key)?;
-                self.out.write_all(b",\"nid\":")?;
-                json_str(&mut self.out, nid_of_key(&key))?;
-                self.out.write_all(b"}\n")
+                out.write_all(b",\"key\":")?;
+                json_str(out, &key)?;
+                out.write_all(b",\"nid\":")?;
+                json_str(out, nid_of_key(&key))?;
+                out.write_all(b"}\n")
             }
             Format::Csv => {
                 let key = urn.key();
@@ -251,51 +273,107 @@ impl<W: Write> Sink for Printer<'_, W> {
                 let mut offset_text = itoa::Buffer::new();
                 let offset_text = offset_text.format(offset).as_bytes();
                 let fields = [file.name.as_bytes(), offset_text, urn.as_bytes(), key.as_bytes(), nid.as_bytes()];
-                write_csv_record(&mut self.out, &fields)
+                write_csv_record(out, &fields)
             }
         }
     }
 
-    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
-        if self.mode != Mode::Invalid {
-            return Ok(());
-        }
-        self.header("path,offset,kind,candidate")?;
+    fn rejected(
+        &self,
+        out: &mut impl Write,
+        file: FileRef<'_>,
+        offset: u64,
+        candidate: &[u8],
+        error: &UrnError,
+    ) -> io::Result<()> {
         let shown = String::from_utf8_lossy(candidate);
         let shown: String = shown.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let kind = error.kind().as_str();
         match self.format {
-            Format::Text => writeln!(self.out, "{}:{offset}:{kind}\t{shown}", file.name),
+            Format::Text => writeln!(out, "{}:{offset}:{kind}\t{shown}", file.name),
             Format::Jsonl | Format::Json => {
-                self.out.write_all(b"{\"path\":")?;
-                json_str(&mut self.out, file.name)?;
+                out.write_all(b"{\"path\":")?;
+                json_str(out, file.name)?;
                 write!(
-                    self.out,
+                    out,
                     ",\"offset\":{offset},\"kind\":\"{kind}\",\"error_offset\":{},\"candidate\":",
                     error.offset()
                 )?;
-                json_str(&mut self.out, &shown)?;
-                self.out.write_all(b"}\n")
+                json_str(out, &shown)?;
+                out.write_all(b"}\n")
             }
             Format::Csv => {
                 let mut offset_text = itoa::Buffer::new();
                 let offset_text = offset_text.format(offset).as_bytes();
-                write_csv_record(&mut self.out, &[file.name.as_bytes(), offset_text, kind.as_bytes(), shown.as_bytes()])
+                write_csv_record(out, &[file.name.as_bytes(), offset_text, kind.as_bytes(), shown.as_bytes()])
             }
         }
+    }
+}
+
+impl Formatter for Records {
+    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+        if self.shows_urns() {
+            Records::urn(self, out, file, offset, urn)?;
+        }
+        Ok(())
+    }
+
+    fn rejected(
+        &self,
+        out: &mut Vec<u8>,
+        file: FileRef<'_>,
+        offset: u64,
+        candidate: &[u8],
+        error: &UrnError,
+    ) -> io::Result<()> {
+        if self.mode == Mode::Invalid {
+            Records::rejected(self, out, file, offset, candidate, error)?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for Printer<'_, W> {
+    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+        if self.records.shows_urns() {
+            self.header(self.records.header())?;
+            self.records.urn(&mut self.out, file, offset, urn)?;
+        }
+        Ok(())
+    }
+
+    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+        if self.records.mode == Mode::Invalid {
+            self.header(self.records.header())?;
+            self.records.rejected(&mut self.out, file, offset, candidate, error)?;
+        }
+        Ok(())
+    }
+
+    fn formatter(&self) -> Option<Arc<dyn Formatter>> {
+        Some(Arc::new(self.records))
+    }
+
+    fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
+        if !text.is_empty() {
+            self.header(self.records.header())?;
+            self.out.write_all(text)?;
+        }
+        Ok(())
     }
 
     fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
         if !self.count {
             return Ok(());
         }
-        let n = if self.mode == Mode::Invalid { totals.invalid() } else { totals.valid };
+        let n = if self.records.mode == Mode::Invalid { totals.invalid() } else { totals.valid };
         // As `rg -c`: of many inputs, only those with something to count.
-        if n == 0 && self.with_path {
+        if n == 0 && self.records.with_path {
             return Ok(());
         }
         self.header("path,count")?;
-        match self.format {
+        match self.records.format {
             Format::Text => {
                 self.path_prefix(file.name)?;
                 write_u64(&mut self.out, n)?;

@@ -89,6 +89,15 @@ pub fn is(byte: u8, bits: u8) -> bool {
     CLASS[byte as usize] & bits != 0
 }
 
+/// Whether a URN under either grammar may hold `byte` anywhere: in its
+/// scheme, NID, NSS or a component, or as the `%` of an escape. A URN
+/// never runs across any other byte, which tells a scanning chunk which
+/// of its events a URN of the chunk before may cover (see `crate::scan`).
+#[inline(always)]
+pub fn in_any_urn(byte: u8) -> bool {
+    is(byte, LDH | FRAG | TRANS) || byte == b'%'
+}
+
 /// Index of the first byte at or after `i` that is not in `class`.
 ///
 /// Eight bytes at a time are looked up and turned into a bit mask of class
@@ -137,6 +146,18 @@ mod tests {
         // RFC 2141: no "~", "&", "%" (escape only), but "/", "?", "#" are admitted.
         assert_eq!(members(TRANS), "!#$'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz");
         assert_eq!(members(SCHEME), format!("+-.{alnum}"));
+    }
+
+    #[test]
+    fn urns_hold_every_printable_ascii_byte_but_twelve() {
+        // RFC 3986 appendix A: no URI holds a space, `"`, `<`, `>`, `\`,
+        // `^`, a backquote, `{`, `|` or `}`, and `[` `]` only in a host,
+        // which no pchar, RFC 8141 component or RFC 2141 <trans> admits;
+        // nor controls, DEL, non-ASCII.
+        let outside: String = (0u8..=255).filter(|&b| !in_any_urn(b)).map(char::from).collect();
+        let printable_outside: String = outside.chars().filter(|c| c.is_ascii_graphic() || *c == ' ').collect();
+        assert_eq!(printable_outside, " \"<>[\\]^`{|}");
+        assert_eq!(outside.chars().count(), 256 - 95 + 12);
     }
 
     #[test]
