@@ -29,12 +29,17 @@
 //! [`Formatter`] ([`Sink::formatter`]), has each chunk's events formatted
 //! by the task that scanned the chunk, from the parts the validation found,
 //! into buffers that are used again once written; the calling thread only
-//! hands the text to the sink, in input order. Measured (2026-11-28, 2-core
-//! KVM guest, `benches/ab.sh`, medians, output to `/dev/null`): plain `scan
-//! -j2` of 45 files of a 10 M-line URN dataset 634 → 487 ms (the calling
-//! thread printed every file of a batch after the batch, with nothing to
-//! overlap), of the dataset as one file 529 → 508 ms; one thread 971 →
-//! 887 and 790 → 791 ms.
+//! hands the text to the sink, in input order. Before, the calling thread
+//! printed every event: after each batch of files, with nothing to overlap
+//! it, and for a large file beside the scan of the next window, which the
+//! scanning threads then waited for. Measured (2026-11-28, 2-core KVM
+//! guest, `benches/ab.sh`, 7 rounds, medians, output to `/dev/null`, with
+//! the change to `scan` that goes with it), plain `scan` at one / two
+//! threads: 45 files of a 10 M-line URN dataset 1,011 / 635 → 898 / 488
+//! ms, the dataset as one file 802 / 524 → 803 / 483, 1 GiB of text with
+//! 200 URNs per MiB 122 / 72 → 101 / 60. Into a pipe at one thread the
+//! dataset lost (1,360 → 1,454 ms): the formatting no longer runs on a
+//! thread of its own beside the one scanning thread.
 //!
 //! Compressed inputs (with [`JobOptions::decompress`]) cannot be split
 //! either, and decoding is slower than scanning, so it must not run one
