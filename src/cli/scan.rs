@@ -138,11 +138,7 @@ struct Printer<'p, W: Write> {
 impl<W: Write> Printer<'_, W> {
     /// `path:` before a text record, unless there is only one input.
     fn path_prefix(&mut self, path: &str) -> io::Result<()> {
-        if self.records.with_path {
-            self.out.write_all(path.as_bytes())?;
-            self.out.write_all(b":")?;
-        }
-        Ok(())
+        self.records.path_prefix(&mut self.out, path)
     }
 
     fn header(&mut self, header: &str) -> io::Result<()> {
@@ -241,13 +237,19 @@ impl Records {
         }
     }
 
+    /// `path:` before a text record, unless there is only one input.
+    fn path_prefix(&self, out: &mut impl Write, path: &str) -> io::Result<()> {
+        if self.with_path {
+            out.write_all(path.as_bytes())?;
+            out.write_all(b":")?;
+        }
+        Ok(())
+    }
+
     fn urn(&self, out: &mut impl Write, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
         match self.format {
             Format::Text => {
-                if self.with_path {
-                    out.write_all(file.name.as_bytes())?;
-                    out.write_all(b":")?;
-                }
+                self.path_prefix(out, file.name)?;
                 write_u64(out, offset)?;
                 out.write_all(b":")?;
                 out.write_all(urn.as_bytes())?;
