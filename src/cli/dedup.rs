@@ -26,7 +26,7 @@ use urnscan::source::{
 use urnscan::UrnError;
 
 use super::color::{self, Palette};
-use super::output::{json_str, nid_of_key, thousands, write_csv_record, write_u64};
+use super::output::{entry_csv, entry_json, thousands, write_u64};
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, nid_filter, DedupArgs, Ui};
 
@@ -350,33 +350,8 @@ impl<'a> Printer<'a, &mut Vec<u8>> {
                 }
                 self.out.write_all(b"\n")
             }
-            DedupFormat::Jsonl => {
-                let raw = e.raw.to_vec();
-                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(&raw));
-                self.out.write_all(b"{\"key\":")?;
-                json_str(&mut self.out, &key)?;
-                self.out.write_all(b",\"urn\":")?;
-                json_str(&mut self.out, &raw)?;
-                self.out.write_all(b",\"count\":")?;
-                write_u64(&mut self.out, e.count)?;
-                self.out.write_all(b",\"nid\":")?;
-                json_str(&mut self.out, nid_of_key(&key))?;
-                let path = self.path(e);
-                self.out.write_all(b",\"path\":")?;
-                json_str(&mut self.out, path)?;
-                self.out.write_all(b",\"line\":")?;
-                write_u64(&mut self.out, e.first.offset)?;
-                self.out.write_all(b"}\n")
-            }
-            DedupFormat::Csv => {
-                let raw = e.raw.to_vec();
-                let (key, raw) = (String::from_utf8_lossy(e.key), String::from_utf8_lossy(&raw));
-                let (mut count, mut line) = (itoa::Buffer::new(), itoa::Buffer::new());
-                let (count, line) = (count.format(e.count).as_bytes(), line.format(e.first.offset).as_bytes());
-                let nid = nid_of_key(&key).as_bytes();
-                let fields = [key.as_bytes(), raw.as_bytes(), count, nid, self.path(e).as_bytes(), line];
-                write_csv_record(&mut self.out, &fields)
-            }
+            DedupFormat::Jsonl => entry_json(self.out, e, self.path(e), "line"),
+            DedupFormat::Csv => entry_csv(self.out, e, self.path(e)),
         }
     }
 
