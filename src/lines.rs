@@ -913,13 +913,22 @@ fn fill_partition(table: &mut KeyTable, p: usize, block: &[u8], outs: &[ChunkOut
             };
             Some(Occurrence { hash: rec.hash, key, raw, at: Position { file, offset: base + u64::from(rec.line) } })
         };
-        table.insert_batch_hashed(
-            &out.parts[p],
-            |rec| Some((rec.hash, usize::from(rec.key_len))),
-            view,
-            |_, _, _| true,
-        );
+        table.insert_batch_hashed(&out.parts[p], |rec| Some((rec.hash, usize::from(rec.key_len))), view, intact);
     }
+}
+
+/// Whether a line about to be kept as a new class (the table's copy of
+/// it, `raw`; a key not in it was copied in phase 1) still holds no zero
+/// byte. A mapped file truncated between the two phases of a block reads
+/// as zeros from its new end on, and no URN holds a zero byte: without
+/// this, lines judged valid in phase 1 were kept as classes of zeros and
+/// printed (`urnscan dedup` of a 375 MB dataset truncated to 100 MB while
+/// it ran printed 22,203 lines of NUL bytes, 2026-11-28). Checked on the
+/// copy, which is what is stored, and on all of it (a copy need not read
+/// the bytes front to back). A file rewritten in place without shrinking
+/// is not detected; its results are unspecified, as `urnscan scan`'s are.
+fn intact(_: &Rec, _: &[u8], raw: &[u8]) -> bool {
+    memchr::memchr(0, raw).is_none()
 }
 
 /// Reads until `buf` holds `target` bytes or the input ends; returns
@@ -1459,6 +1468,38 @@ mod tests {
             })
             .unwrap();
         (classes, rejects, counts)
+    }
+
+    /// A mapped file truncated between the two phases of a block: phase 1
+    /// judged its lines, phase 2 reads zeros from the cut on. Only the
+    /// lines wholly before the cut become classes, whatever the key was
+    /// made from (the line's own bytes, or a copy for a key that differs).
+    #[test]
+    fn lines_read_as_zeros_after_phase_1_become_no_class() {
+        let text = b"urn:ab:one\nURN:AB:two\nurn:ab:three?+q\nurn:ab:four\n";
+        for cut in 0..=text.len() {
+            let mut block = text.to_vec();
+            let judge = Judge { grammar: Grammar::Rfc8141, ns_rules: false, nids: None };
+            let mut out = ChunkOut::default();
+            out.scan(&block, 0..block.len(), judge);
+            block[cut..].fill(0);
+            let mut tables: Vec<KeyTable> = (0..PARTS).map(|_| KeyTable::new()).collect();
+            for (p, table) in tables.iter_mut().enumerate() {
+                fill_partition(table, p, &block, std::slice::from_ref(&out), &[1], 0);
+            }
+            let mut kept: Vec<(u64, Vec<u8>)> =
+                tables.iter().flat_map(KeyTable::iter).map(|e| (e.first.offset, e.raw.to_vec())).collect();
+            kept.sort();
+            let mut want = Vec::new();
+            let mut start = 0;
+            for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+                if start + line.len() - 1 <= cut {
+                    want.push((i as u64 + 1, line[..line.len() - 1].to_vec()));
+                }
+                start += line.len();
+            }
+            assert_eq!(kept, want, "cut at {cut}");
+        }
     }
 
     #[test]
