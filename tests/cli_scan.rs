@@ -49,6 +49,141 @@ fn boundary_rules_end_to_end() {
     }
 }
 
+/// RFC 4180 records, read strictly: a field is quoted or not; inside
+/// quotes a doubled quote is one quote and commas and line breaks are
+/// text; a quote anywhere else, or text after a closing quote, is an error.
+fn csv_records(text: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut field) = (Vec::new(), Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let (mut quoted, mut closed) = (false, false);
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                '"' => (quoted, closed) = (false, true),
+                c => field.push(c),
+            }
+            continue;
+        }
+        match c {
+            ',' | '\n' => {
+                record.push(std::mem::take(&mut field));
+                closed = false;
+                if c == '\n' {
+                    records.push(std::mem::take(&mut record));
+                }
+            }
+            '"' if field.is_empty() && !closed => quoted = true,
+            c => {
+                assert!(c != '"' && !closed, "not RFC 4180: {c:?} after {field:?} in {text:?}");
+                field.push(c);
+            }
+        }
+    }
+    assert!(!quoted && field.is_empty() && record.is_empty(), "CSV ends inside a record: {text:?}");
+    records
+}
+
+/// Files whose names need JSON escapes or CSV quotes (a quote, a
+/// backslash, a tab, a comma, a line break, a control character, bytes
+/// that are not UTF-8), holding URNs with a comma and a lower-case escape:
+/// every record of `scan`, `scan --unique` and `dedup` in JSON Lines and
+/// CSV reads back, with a JSON parser and the RFC 4180 reader above, as
+/// the path (as urnscan shows it), the URN, its key and its NID.
+#[cfg(unix)]
+#[test]
+fn paths_and_urns_that_need_escapes_read_back() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let names: [&[u8]; 5] = [b"a\"b\\c.txt", b"tab\there,comma", b"nl\nx\x01.txt", b"bad\xff", "\u{e9}.txt".as_bytes()];
+    let mut paths = Vec::new();
+    for name in names {
+        let path = dir.path().join(OsStr::from_bytes(name));
+        fs::write(&path, "x urn:ab:c,d URN:Ab:%2c\n").unwrap();
+        paths.push(path.to_string_lossy().into_owned());
+    }
+    let dir_arg = dir.path().to_str().unwrap();
+    let mut want_scan: Vec<Vec<String>> = Vec::new();
+    for path in &paths {
+        want_scan.push(vec![path.clone(), "2".into(), "urn:ab:c,d".into(), "urn:ab:c,d".into(), "ab".into()]);
+        want_scan.push(vec![path.clone(), "13".into(), "URN:Ab:%2c".into(), "urn:ab:%2C".into(), "ab".into()]);
+    }
+    want_scan.sort();
+    let field = |v: &serde_json::Value, name: &str| match &v[name] {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let json_rows = |args: &[&str], names: &[&str]| -> Vec<Vec<String>> {
+        let o = urnscan_in(args, b"");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let mut rows: Vec<Vec<String>> = text(&o)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{args:?}: {e}: {l}"));
+                names.iter().map(|n| field(&v, n)).collect()
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let csv_rows = |args: &[&str], header: &str| -> Vec<Vec<String>> {
+        let o = urnscan_in(args, b"");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let mut rows = csv_records(&text(&o));
+        assert_eq!(rows.remove(0).join(","), header, "{args:?}");
+        rows.sort();
+        rows
+    };
+
+    let occurrence = ["path", "offset", "urn", "key", "nid"];
+    assert_eq!(json_rows(&["scan", "--format", "jsonl", dir_arg], &occurrence), want_scan);
+    assert_eq!(csv_rows(&["scan", "--format", "csv", dir_arg], "path,offset,urn,key,nid"), want_scan);
+
+    // One class per key, first seen in the first file urnscan read.
+    let unique = |rows: Vec<Vec<String>>| -> Vec<(String, String, String, String)> {
+        rows.into_iter()
+            .map(|r| {
+                assert!(paths.contains(&r[4]), "not an input path: {:?}", r[4]);
+                (r[0].clone(), r[1].clone(), r[2].clone(), r[3].clone())
+            })
+            .collect()
+    };
+    let want_unique = vec![
+        ("urn:ab:%2C".to_owned(), "URN:Ab:%2c".to_owned(), "5".to_owned(), "ab".to_owned()),
+        ("urn:ab:c,d".to_owned(), "urn:ab:c,d".to_owned(), "5".to_owned(), "ab".to_owned()),
+    ];
+    let entry = ["key", "urn", "count", "nid", "path"];
+    assert_eq!(unique(json_rows(&["scan", "-u", "--format", "jsonl", dir_arg], &entry)), want_unique);
+    assert_eq!(
+        unique(csv_rows(&["scan", "-u", "--format", "csv", dir_arg], "key,urn,count,nid,path,offset")),
+        want_unique
+    );
+
+    // `dedup` reads lines: the same URNs, one per line, in the files whose
+    // names are UTF-8 (given as arguments here).
+    let mut dedup_files = Vec::new();
+    for name in names {
+        let path = dir.path().join(OsStr::from_bytes(name));
+        fs::write(&path, "urn:ab:c,d\nURN:Ab:%2c\n").unwrap();
+        dedup_files.push(path);
+    }
+    let mut dedup_args: Vec<&str> = vec!["dedup", "-q", "--format", "jsonl"];
+    let lossless: Vec<&str> = dedup_files.iter().filter_map(|p| p.to_str()).collect();
+    dedup_args.extend(&lossless);
+    let got = unique(json_rows(&dedup_args, &entry));
+    let n = lossless.len().to_string();
+    let want: Vec<_> =
+        want_unique.iter().map(|(k, u, _, nid)| (k.clone(), u.clone(), n.clone(), nid.clone())).collect();
+    assert_eq!(got, want);
+    dedup_args[3] = "csv";
+    assert_eq!(unique(csv_rows(&dedup_args, "key,urn,count,nid,path,line")), want);
+}
+
 #[test]
 fn no_trim_keeps_punctuation() {
     let o = urnscan_in(&["scan", "--no-trim"], b"See urn:isbn:0451450523.\n");
