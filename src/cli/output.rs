@@ -30,6 +30,14 @@ pub fn json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
+/// Writes `Some(s)` as a JSON string and `None` as `null`.
+pub fn json_opt(out: &mut impl Write, s: Option<&str>) -> io::Result<()> {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.write_all(b"null"),
+    }
+}
+
 /// Appends a JSON string whose text `write` appends to `out`: written in
 /// place, then checked (unless `check` is false: text made from text that
 /// passed, as a key from its URN), and escaped through a copy only when it
@@ -53,52 +61,6 @@ pub fn json_appended(out: &mut Vec<u8>, check: bool, write: impl FnOnce(&mut Vec
 
 fn needs_json_escape(s: &[u8], or_not_ascii: bool) -> bool {
     any_byte(s, 0x20, b"\"\\", or_not_ascii)
-}
-
-/// Whether any byte of `s` is below `below` (at most 128), in `set` or,
-/// with `or_high`, at least 128; looked at eight bytes at a time: every
-/// field of every output record is checked, and a loop over bytes (as
-/// `serde_json`'s) cost about 300 instructions per JSON string of a `scan`
-/// record (callgrind, 2026-11-28).
-fn any_byte<const N: usize>(s: &[u8], below: u8, set: &[u8; N], or_high: bool) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    // The high bit of a byte of `(w - n) & !w` is set for some byte of `w`
-    // below `n` (<= 128) if and only if there is one: a borrow only runs on
-    // from a byte that already is below `n`.
-    let below_in = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w;
-    let hit = |w: u64| {
-        let mut hit = below_in(w, below) | if or_high { w } else { 0 };
-        for &b in set {
-            hit |= below_in(w ^ (ONES * u64::from(b)), 1);
-        }
-        hit & HIGH != 0
-    };
-    let mut words = s.chunks_exact(8);
-    if words.any(|word| hit(u64::from_ne_bytes(word.try_into().unwrap_or_default()))) {
-        return true;
-    }
-    let tail = words.remainder();
-    if tail.is_empty() {
-        return false;
-    }
-    // The last eight bytes again when there are that many, else the tail
-    // filled up with its own first byte.
-    let mut last = [tail[0]; 8];
-    if s.len() >= 8 {
-        last.copy_from_slice(&s[s.len() - 8..]);
-    } else {
-        last[..tail.len()].copy_from_slice(tail);
-    }
-    hit(u64::from_ne_bytes(last))
-}
-
-/// Writes `Some(s)` as a JSON string and `None` as `null`.
-pub fn json_opt(out: &mut impl Write, s: Option<&str>) -> io::Result<()> {
-    match s {
-        Some(s) => json_str(out, s),
-        None => out.write_all(b"null"),
-    }
 }
 
 /// Whether `err` comes from writing to a closed pipe, which ends the program
@@ -153,6 +115,44 @@ pub fn csv_appended(out: &mut Vec<u8>, check: bool, write: impl FnOnce(&mut Vec<
 
 fn needs_csv_quotes(field: &[u8]) -> bool {
     any_byte(field, 0, b",\"\n\r", false)
+}
+
+/// Whether any byte of `s` is below `below` (at most 128), in `set` or,
+/// with `or_high`, at least 128; looked at eight bytes at a time: every
+/// field of every output record is checked, and a loop over bytes (as
+/// `serde_json`'s) cost about 300 instructions per JSON string of a `scan`
+/// record (callgrind, 2026-11-28).
+fn any_byte<const N: usize>(s: &[u8], below: u8, set: &[u8; N], or_high: bool) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    // The high bit of a byte of `(w - n) & !w` is set for some byte of `w`
+    // below `n` (<= 128) if and only if there is one: a borrow only runs on
+    // from a byte that already is below `n`.
+    let below_in = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w;
+    let hit = |w: u64| {
+        let mut hit = below_in(w, below) | if or_high { w } else { 0 };
+        for &b in set {
+            hit |= below_in(w ^ (ONES * u64::from(b)), 1);
+        }
+        hit & HIGH != 0
+    };
+    let mut words = s.chunks_exact(8);
+    if words.any(|word| hit(u64::from_ne_bytes(word.try_into().unwrap_or_default()))) {
+        return true;
+    }
+    let tail = words.remainder();
+    if tail.is_empty() {
+        return false;
+    }
+    // The last eight bytes again when there are that many, else the tail
+    // filled up with its own first byte.
+    let mut last = [tail[0]; 8];
+    if s.len() >= 8 {
+        last.copy_from_slice(&s[s.len() - 8..]);
+    } else {
+        last[..tail.len()].copy_from_slice(tail);
+    }
+    hit(u64::from_ne_bytes(last))
 }
 
 /// The JSON object of a distinct URN (`scan --unique`, `dedup`); its first
