@@ -460,6 +460,7 @@ struct Rec {
 #[derive(Clone, Copy, Debug)]
 struct RejectRec {
     line: u32,
+    /// Where the line's text is in [`ChunkOut::reject_text`].
     start: u64,
     len: u64,
     error: UrnError,
@@ -481,6 +482,10 @@ struct ChunkOut {
     /// Keys that are not a prefix of their line's text.
     keys: Vec<u8>,
     rejects: Vec<RejectRec>,
+    /// The rejected lines' text, copied when they were judged: it is shown
+    /// after phase 2, and a mapped file truncated in between would read as
+    /// zeros by then.
+    reject_text: Vec<u8>,
 }
 
 #[derive(Clone, Copy)]
@@ -508,6 +513,12 @@ impl ChunkOut {
         self.parts.iter_mut().for_each(Vec::clear);
         self.keys.clear();
         self.rejects.clear();
+        self.reject_text.clear();
+    }
+
+    /// The text of a rejected line, as it was judged.
+    fn reject_text(&self, r: &RejectRec) -> &[u8] {
+        &self.reject_text[r.start as usize..][..r.len as usize]
     }
 
     /// Judges one line (without its `\n`), with the maps of the span of
@@ -560,7 +571,9 @@ impl ChunkOut {
             Err(error) => {
                 let kind = ErrorKind::ALL.iter().position(|&k| k == error.kind()).unwrap_or(0);
                 self.invalid[kind] += 1;
-                self.rejects.push(RejectRec { line: index, start: start as u64, len: len as u64, error });
+                let at = self.reject_text.len();
+                self.reject_text.extend_from_slice(&chunk[start..start + len]);
+                self.rejects.push(RejectRec { line: index, start: at as u64, len: len as u64, error });
             }
         }
     }
@@ -806,8 +819,7 @@ impl LineDedup {
         for (out, &base) in outs.iter().zip(&bases) {
             self.counts.add(out);
             for r in &out.rejects {
-                let start = out.offset + r.start as usize;
-                let text = &block[start..start + r.len as usize];
+                let text = out.reject_text(r);
                 on_reject(&Reject { file, line: base + u64::from(r.line), text, error: r.error })
                     .map_err(FeedError::Write)?;
             }
@@ -1473,16 +1485,20 @@ mod tests {
     /// A mapped file truncated between the two phases of a block: phase 1
     /// judged its lines, phase 2 reads zeros from the cut on. Only the
     /// lines wholly before the cut become classes, whatever the key was
-    /// made from (the line's own bytes, or a copy for a key that differs).
+    /// made from (the line's own bytes, or a copy for a key that differs),
+    /// and a rejected line is shown with the text it was judged by.
     #[test]
     fn lines_read_as_zeros_after_phase_1_become_no_class() {
-        let text = b"urn:ab:one\nURN:AB:two\nurn:ab:three?+q\nurn:ab:four\n";
+        let text = b"urn:ab:one\nURN:AB:two\nurn:ab:three?+q\nurn:a:x\nurn:ab:four\n";
         for cut in 0..=text.len() {
             let mut block = text.to_vec();
             let judge = Judge { grammar: Grammar::Rfc8141, ns_rules: false, nids: None };
             let mut out = ChunkOut::default();
             out.scan(&block, 0..block.len(), judge);
             block[cut..].fill(0);
+            // A rejected line is shown as it was judged.
+            let shown: Vec<&[u8]> = out.rejects.iter().map(|r| out.reject_text(r)).collect();
+            assert_eq!(shown, [&b"urn:a:x"[..]], "cut at {cut}");
             let mut tables: Vec<KeyTable> = (0..PARTS).map(|_| KeyTable::new()).collect();
             for (p, table) in tables.iter_mut().enumerate() {
                 fill_partition(table, p, &block, std::slice::from_ref(&out), &[1], 0);
@@ -1493,7 +1509,7 @@ mod tests {
             let mut want = Vec::new();
             let mut start = 0;
             for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-                if start + line.len() - 1 <= cut {
+                if start + line.len() - 1 <= cut && line != b"urn:a:x\n" {
                     want.push((i as u64 + 1, line[..line.len() - 1].to_vec()));
                 }
                 start += line.len();
