@@ -445,13 +445,15 @@ struct Rejoin {
 /// rest, which it cannot. A URN never runs across a byte that no URN holds
 /// ([`in_any_urn`]: a space, a line break, a quote, ...), so the events
 /// from the first such byte of the chunk on are final, whatever the chunk
-/// before holds, and when the in-order fix-up rescans the chunk's start
-/// only the head's result is made again (`fix_head` checks that the rescan
-/// agrees, and makes the whole chunk again when not). One result for the whole chunk
-/// was made twice for most chunks of a URN dataset, whose chunk edges
-/// nearly always fall inside a line (a URN); the rescan itself stops at the
-/// first URN both passes found, so it was the second `per_chunk` (the
-/// printed text or the key batch of a whole chunk) that cost.
+/// before holds (the search for that byte stops after [`MAX_URN_LEN`]
+/// bytes, see `Chunk::settled`), and when the in-order fix-up rescans the
+/// chunk's start only the head's result is made again (`Noted::fix_head`
+/// checks that the rescan agrees, and makes the whole chunk again when
+/// not). One result for the whole chunk was made twice for most chunks of
+/// a URN dataset, whose chunk edges nearly always fall inside a line (a
+/// URN); the rescan itself stops at the first URN both passes found, so it
+/// was the second `per_chunk` (the printed text or the key batch of a
+/// whole chunk) that cost.
 struct Noted<N, T> {
     chunk: Chunk<N>,
     settled: usize,
