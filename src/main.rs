@@ -17,5 +17,10 @@ fn main() -> ExitCode {
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
         urnscan::platform::pages::limit_transparent_huge_pages();
     }
+    // Measured: a pipe of the default 64 KiB makes each block read and
+    // each buffer written wait on the other process several times (see
+    // urnscan::platform::pipe). Nothing to do for files and terminals.
+    urnscan::platform::pipe::widen(std::io::stdin());
+    urnscan::platform::pipe::widen(std::io::stdout());
     cli::run()
 }

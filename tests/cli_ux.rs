@@ -1,6 +1,7 @@
 //! The parts of the command that are about comfort rather than results:
-//! shell completions, man pages, colour and the progress display. Each test
-//! runs the built binary with stdout and stderr piped, as a script would.
+//! shell completions, man pages, colour, the progress display and the size
+//! of the pipes it is given. Each test runs the built binary with stdout
+//! and stderr piped, as a script would.
 
 use std::fs;
 use std::path::Path;
@@ -330,4 +331,35 @@ fn no_progress_in_a_pipe_even_for_large_inputs() {
     assert!(o.stderr.is_empty(), "stderr: {}", stderr(&o));
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(stats["bytes"], 300 << 20);
+}
+
+/// A pipeline's pipes are grown to 1 MiB by the command (64 KiB made every
+/// block read and buffer written wait on the other process several times;
+/// see `urnscan::platform::pipe`), on standard input whether or not it is
+/// read. Linux only: elsewhere there is no such setting.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_pipes_on_stdin_and_stdout_are_grown() {
+    use std::process::Stdio;
+    use urnscan::platform::pipe::{capacity, PIPE_BYTES};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.txt");
+    fs::write(&path, "see urn:isbn:0451450523\n").unwrap();
+    let max: usize = fs::read_to_string("/proc/sys/fs/pipe-max-size").unwrap().trim().parse().unwrap();
+    let mut child = urnscan()
+        .args(["scan", path.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run urnscan");
+    // This end of each pipe outlives the command, so the pipes can be
+    // asked for their size after it has exited (taken first: `wait` closes
+    // the child's stdin).
+    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let want = if max >= PIPE_BYTES { PIPE_BYTES } else { 65_536 };
+    assert_eq!((capacity(&stdin), capacity(&stdout)), (Some(want), Some(want)));
 }
