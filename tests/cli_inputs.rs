@@ -1,8 +1,9 @@
 //! Compressed and binary inputs, run as a user would: `scan -z` and
 //! `dedup -z` against the plain text they were compressed from (compressed
 //! here with flate2 and zstd), detection by magic bytes rather than names,
-//! multi-member archives, corrupt archives, thread counts, and the binary
-//! rule (a NUL byte in the first 8 KiB) under every way of reading a file.
+//! multi-member archives, corrupt archives, thread counts, the binary
+//! rule (a NUL byte in the first 8 KiB) under every way of reading a file,
+//! and stdin redirected from a file.
 //!
 //! Expected values come from the text each test builds: the offset of
 //! every URN it plants is known before anything is run.
@@ -412,4 +413,35 @@ fn dedup_keeps_the_lines_before_a_corrupt_archive() {
     let tail: String = fc.iter().map(|u| format!("{u}\n")).collect();
     assert!(out.ends_with(&tail));
     assert!(out[head.len()..out.len() - tail.len()].lines().count() <= 1, "at most a line cut short");
+}
+
+/// Stdin redirected from a file (`urnscan scan < FILE`, mapped when the
+/// file is large enough) gives what the file gives by name, from where
+/// its offset stands, and is left at its end as a stream read to its end
+/// would be, whatever the mapping policy.
+#[test]
+fn stdin_redirected_from_a_file_reads_from_its_offset_to_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, planted) = corpus("r", 3000, 400);
+    assert!(text.len() > 1 << 20, "large enough to be mapped by default");
+    let path = write(dir.path(), "r.txt", &text);
+    let from = planted[1000].0;
+    for mmap in ["auto", "always", "never"] {
+        for start in [0, from] {
+            let mut file = fs::File::open(&path).unwrap();
+            file.seek(SeekFrom::Start(start as u64)).unwrap();
+            let shared = file.try_clone().unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+                .args(["scan", "--mmap", mmap, "-"])
+                .stdin(file)
+                .output()
+                .expect("run urnscan");
+            let want: Vec<(usize, String)> =
+                planted.iter().filter(|(o, _)| *o >= start).map(|(o, u)| (o - start, u.clone())).collect();
+            assert_eq!(o.status.code(), Some(0), "--mmap {mmap} from {start}");
+            assert!(String::from_utf8_lossy(&o.stdout) == lines(&want), "--mmap {mmap} from {start}");
+            let mut shared = shared;
+            assert_eq!(shared.stream_position().unwrap(), text.len() as u64, "--mmap {mmap} from {start}: offset left");
+        }
+    }
 }
