@@ -1,10 +1,10 @@
 //! Pipe buffers sized for throughput.
 //!
-//! A Linux pipe holds 64 KiB unless asked for more. urnscan reads its
-//! input in blocks of a megabyte or so and writes its output in buffers of
-//! about 240 KiB, so through a default pipe every read and write waits for
-//! the process on the other side several times, and each wait is a pair of
-//! context switches. On a machine whose cores are all busy (urnscan's
+//! A Linux pipe holds 64 KiB unless asked for more. urnscan fills blocks of
+//! 8 or 16 MiB from a stream and writes its output in buffers of about
+//! 240 KiB, so through a default pipe a block takes hundreds of reads and a
+//! buffer four writes, each of which may wait for the process on the other
+//! side, and each wait is a pair of context switches. On a machine whose cores are all busy (urnscan's
 //! threads and the other process of the pipeline) those switches are what
 //! the run waits for. A pipe can be given up to `/proc/sys/fs/pipe-max-size`
 //! (1 MiB by default) by any process that holds either end of it; the
