@@ -430,7 +430,7 @@ fn stdin_redirected_from_a_file_reads_from_its_offset_to_its_end() {
         for start in [0, from] {
             let mut file = fs::File::open(&path).unwrap();
             file.seek(SeekFrom::Start(start as u64)).unwrap();
-            let shared = file.try_clone().unwrap();
+            let mut shared = file.try_clone().unwrap();
             let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
                 .args(["scan", "--mmap", mmap, "-"])
                 .stdin(file)
@@ -440,7 +440,6 @@ fn stdin_redirected_from_a_file_reads_from_its_offset_to_its_end() {
                 planted.iter().filter(|(o, _)| *o >= start).map(|(o, u)| (o - start, u.clone())).collect();
             assert_eq!(o.status.code(), Some(0), "--mmap {mmap} from {start}");
             assert!(String::from_utf8_lossy(&o.stdout) == lines(&want), "--mmap {mmap} from {start}");
-            let mut shared = shared;
             assert_eq!(shared.stream_position().unwrap(), text.len() as u64, "--mmap {mmap} from {start}: offset left");
         }
     }

@@ -4,11 +4,12 @@
 //! 8 or 16 MiB from a stream and writes its output in buffers of about
 //! 240 KiB, so through a default pipe a block takes hundreds of reads and a
 //! buffer four writes, each of which may wait for the process on the other
-//! side, and each wait is a pair of context switches. On a machine whose cores are all busy (urnscan's
-//! threads and the other process of the pipeline) those switches are what
-//! the run waits for. A pipe can be given up to `/proc/sys/fs/pipe-max-size`
-//! (1 MiB by default) by any process that holds either end of it; the
-//! kernel allocates its pages only as data fills it.
+//! side, and each wait is a pair of context switches. On a machine whose
+//! cores are all busy (urnscan's threads and the other process of the
+//! pipeline) those switches are what the run waits for. A pipe can be
+//! given up to `/proc/sys/fs/pipe-max-size` (1 MiB by default) by any
+//! process that holds either end of it; the kernel allocates its pages
+//! only as data fills it.
 //!
 //! Measured (2026-11-28, 2-vCPU KVM guest, Linux 6.18, the pipe made by a
 //! script with and without `F_SETPIPE_SZ` of 1 MiB, `cat` on the other end,
@@ -26,7 +27,7 @@ use std::os::fd::AsFd;
 /// the most an unprivileged process may ask for there.
 pub const PIPE_BYTES: usize = 1 << 20;
 
-/// Grows the buffer of the pipe `fd` refers to to [`PIPE_BYTES`] if it holds
+/// Grows the buffer of the pipe behind `fd` to [`PIPE_BYTES`] if it holds
 /// less, and returns the pipe's capacity after the attempt; `None` when `fd`
 /// is not a pipe (a file, a terminal, a socket) or the platform has no such
 /// setting (anything but Linux and Android).
