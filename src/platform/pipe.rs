@@ -18,8 +18,11 @@
 //! `urnscan dedup -q -` 1.22 → 0.99 s; 467 MB of `urnscan scan -j1` output
 //! out through `cat` 1.55 → 1.03 s (JSON Lines 3.99 → 1.92), at two threads
 //! 0.59 → 0.56. So the binary asks for 1 MiB on its standard input and
-//! output when they are pipes with less; a refusal (a lower system limit,
-//! the user's pipe quota) leaves the pipe as it was.
+//! output when they are pipes with less. A refusal (a lower system limit,
+//! the user's pipe quota) is met with half the size, down to what the pipe
+//! already holds: a system whose limit is 256 KiB gets pipes of 256 KiB,
+//! not the default 64 (with that limit, `cat` of 1 GiB of text into
+//! `urnscan scan -c -` 1.32 → 0.43 s, as with 1 MiB).
 
 use std::os::fd::AsFd;
 
@@ -28,11 +31,28 @@ use std::os::fd::AsFd;
 pub const PIPE_BYTES: usize = 1 << 20;
 
 /// Grows the buffer of the pipe behind `fd` to [`PIPE_BYTES`] if it holds
-/// less, and returns the pipe's capacity after the attempt; `None` when `fd`
-/// is not a pipe (a file, a terminal, a socket) or the platform has no such
+/// less (or to the largest power of two below it that the system allows),
+/// and returns the pipe's capacity after the attempt; `None` when `fd` is
+/// not a pipe (a file, a terminal, a socket) or the platform has no such
 /// setting (anything but Linux and Android).
 pub fn widen(fd: impl AsFd) -> Option<usize> {
     imp::widen(fd.as_fd())
+}
+
+/// The capacity a pipe of `now` bytes ends with when `ask(size)` asks for
+/// `size` bytes and gives the capacity granted, or `None` if refused:
+/// [`PIPE_BYTES`] first, then half as much after each refusal, never less
+/// than `now`.
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn grow(now: usize, mut ask: impl FnMut(usize) -> Option<usize>) -> usize {
+    let mut size = PIPE_BYTES;
+    while size > now {
+        if let Some(granted) = ask(size) {
+            return granted;
+        }
+        size /= 2;
+    }
+    now
 }
 
 /// The capacity of the pipe `fd` refers to, in bytes; `None` as for
@@ -45,8 +65,6 @@ pub fn capacity(fd: impl AsFd) -> Option<usize> {
 mod imp {
     use std::os::fd::{AsRawFd, BorrowedFd};
 
-    use super::PIPE_BYTES;
-
     pub(super) fn capacity(fd: BorrowedFd<'_>) -> Option<usize> {
         // SAFETY: F_GETPIPE_SZ takes an open descriptor (borrowed, so open
         // for the call) and reads or writes no memory of ours. Anything but
@@ -57,12 +75,12 @@ mod imp {
 
     pub(super) fn widen(fd: BorrowedFd<'_>) -> Option<usize> {
         let now = capacity(fd)?;
-        if now >= PIPE_BYTES {
-            return Some(now);
-        }
-        // SAFETY: as for F_GETPIPE_SZ; the size is an integer argument.
-        let set = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES as libc::c_int) };
-        Some(usize::try_from(set).unwrap_or(now))
+        Some(super::grow(now, |size| {
+            // SAFETY: as for F_GETPIPE_SZ; the size is an integer argument
+            // (at most PIPE_BYTES, so it fits).
+            let set = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, size as libc::c_int) };
+            usize::try_from(set).ok()
+        }))
     }
 }
 
@@ -95,6 +113,40 @@ mod tests {
         unsafe {
             assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
             (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1]))
+        }
+    }
+
+    /// A system that grants up to `limit` bytes (rounded up to whole
+    /// pages, as Linux does) and refuses more, and what it was asked.
+    fn system(limit: usize) -> (impl FnMut(usize) -> Option<usize>, std::rc::Rc<std::cell::RefCell<Vec<usize>>>) {
+        let asked = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = asked.clone();
+        let ask = move |size: usize| {
+            log.borrow_mut().push(size);
+            (size <= limit).then(|| size.next_multiple_of(4096))
+        };
+        (ask, asked)
+    }
+
+    #[test]
+    fn a_refusal_is_met_with_half_the_size_down_to_what_the_pipe_holds() {
+        let kib = 1024;
+        // (capacity now, system limit) -> (capacity after, sizes asked)
+        let cases: [(usize, usize, usize, &[usize]); 6] = [
+            (64 * kib, PIPE_BYTES, PIPE_BYTES, &[PIPE_BYTES]),
+            (64 * kib, 4 * PIPE_BYTES, PIPE_BYTES, &[PIPE_BYTES]),
+            (64 * kib, 256 * kib, 256 * kib, &[PIPE_BYTES, 512 * kib, 256 * kib]),
+            (64 * kib, 300 * kib, 256 * kib, &[PIPE_BYTES, 512 * kib, 256 * kib]),
+            // Nothing above the pipe's own size is granted: it stays, and
+            // its own size is not asked for again.
+            (64 * kib, 4 * kib, 64 * kib, &[PIPE_BYTES, 512 * kib, 256 * kib, 128 * kib]),
+            // A pipe already at the size is left alone.
+            (PIPE_BYTES, 0, PIPE_BYTES, &[]),
+        ];
+        for (now, limit, after, asked) in cases {
+            let (ask, log) = system(limit);
+            assert_eq!(grow(now, ask), after, "now {now}, limit {limit}");
+            assert_eq!(log.borrow().as_slice(), asked, "now {now}, limit {limit}");
         }
     }
 
