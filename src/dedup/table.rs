@@ -27,9 +27,10 @@
 //!
 //! A key costs its bytes, a header of about 8 bytes, its first-seen form's
 //! delta (empty when that form is the key), and 8 bytes per index slot at a
-//! load of 3/8 to 3/4. Nothing is allocated per key: the arena grows in
-//! 64 KiB blocks that never move, so growing copies nothing and the slack
-//! is one block.
+//! load of 3/8 to 3/4 (7/16 to 7/8 from 2^16 slots on, where the index is
+//! most of what a key costs beyond its bytes). Nothing is allocated per
+//! key: the arena grows in 64 KiB blocks that never move, so growing copies
+//! nothing and the slack is one block.
 //!
 //! # Growing without reading the keys
 //!
@@ -137,8 +138,27 @@ impl Slot {
 const TAG_HOME_SLOTS: usize = 1 << 18;
 const _: () = assert!(TAG_HOME_SLOTS.trailing_zeros() < 64 - Slot::OFFSET_BITS);
 
-/// Smallest index; it doubles when more than 3/4 full.
+/// Smallest index; it doubles when fuller than [`too_full`] allows.
 const MIN_SLOTS: usize = 16;
+
+/// From this many slots (512 KiB of index) on, an index may be 7/8 full
+/// before it doubles; smaller ones 3/4. Tables split into 64 shards all
+/// double at about the same count, so at 3/4 a run's index went from 32 to
+/// 64 MiB at 3.15 M keys: `urnscan dedup -q -j2` of 10 M lines with 3.3 M
+/// keys (103 MiB of them) peaked at up to 241 MiB, over the 1.5 times the
+/// keys' bytes plus 64 MiB (218 MiB) that the performance goals set, and at
+/// 206 MiB with 7/8 (`scan --unique`: 244 and 208), in the same time (1,012
+/// and 1,008 ms, 7 interleaved rounds; at one thread 1,941 and 1,935). A
+/// lookup there waits for memory anyway; a longer probe mostly reads on
+/// along a line already fetched. Smaller tables keep 3/4: at 7/8 the 256
+/// MiB of dense text's 14,000 keys per shard would stay at 2^14 slots.
+const DENSE_SLOTS: usize = 1 << 16;
+
+/// Whether an index of `slots` slots is too full for `len` entries.
+fn too_full(len: usize, slots: usize) -> bool {
+    let (num, den) = if slots >= DENSE_SLOTS { (7, 8) } else { (3, 4) };
+    len * den > slots * num
+}
 
 /// Bytes kept in blocks of [`BLOCK_BYTES`] that never move: a growing
 /// table copies nothing and never holds an old and a new buffer at once,
@@ -339,7 +359,7 @@ impl KeyTable {
         count: u64,
         accept: impl FnOnce(&[u8], &[u8]) -> bool,
     ) {
-        if (self.len + 1) * 4 > self.index.len() * 3 {
+        if too_full(self.len + 1, self.index.len()) {
             self.grow();
         }
         match self.find(hash, key) {
@@ -453,8 +473,8 @@ impl KeyTable {
     /// Prefetches the entry of the first slot whose tag matches, probing
     /// from the key's home to the end of its cache line (the line was
     /// prefetched earlier; the next one was not, and reading it here would
-    /// wait for memory). At a load of up to 3/4 a key often sits a few
-    /// slots past its home; looking at the home slot alone left each of
+    /// wait for memory). At a load of up to 3/4 (or 7/8) a key often sits a
+    /// few slots past its home; looking at the home slot alone left each of
     /// those lookups waiting for its entry in `find`.
     ///
     /// Of the entry, only what a lookup of a `key_len`-byte key reads: the
@@ -531,7 +551,7 @@ impl KeyTable {
     /// while homes come from tags, otherwise from the arena, read in order.
     fn grow(&mut self) {
         let mut slots = (self.index.len() * 2).max(MIN_SLOTS);
-        while (self.len + 1) * 4 > slots * 3 {
+        while too_full(self.len + 1, slots) {
             slots *= 2;
         }
         let mut index = written_zeros(slots);
@@ -939,11 +959,41 @@ mod tests {
     }
 
     #[test]
+    fn an_index_doubles_at_three_quarters_and_from_dense_slots_on_at_seven_eighths() {
+        // The sizes an index takes as keys go in one by one, and the count
+        // at which each doubling happened: the first key over the load.
+        let mut t = KeyTable::new();
+        let mut doublings = Vec::new();
+        // Up to a full index of 2 * DENSE_SLOTS, which does not double.
+        for i in 0..DENSE_SLOTS * 2 * 7 / 8 {
+            let before = t.index.len();
+            let key = format!("urn:ab:{i}");
+            t.insert(key.as_bytes(), key.as_bytes(), at(0, i as u64), 1);
+            if t.index.len() != before {
+                doublings.push((t.len(), t.index.len()));
+            }
+        }
+        let mut want = vec![(1, MIN_SLOTS)];
+        let mut slots = MIN_SLOTS;
+        while slots <= DENSE_SLOTS {
+            let max_load = if slots >= DENSE_SLOTS { slots * 7 / 8 } else { slots * 3 / 4 };
+            slots *= 2;
+            want.push((max_load + 1, slots));
+        }
+        assert_eq!(doublings, want);
+        // Half of a dense index's 8 bytes per slot is saved for tables
+        // between 3/4 and 7/8 of it: 3.3 M keys in 64 shards stay at 2^16
+        // slots each.
+        assert!(!too_full(3_300_000 / 64 + 1, DENSE_SLOTS));
+        assert!(too_full(DENSE_SLOTS / 2 * 3 / 4 + 1, DENSE_SLOTS / 2));
+    }
+
+    #[test]
     fn keys_are_found_again_after_the_index_outgrows_tag_homes() {
         // Enough keys that the index doubles from the old index up to
         // TAG_HOME_SLOTS, then is rebuilt from the arena with homes from
         // the hash's low bits, and doubles once more.
-        let n = TAG_HOME_SLOTS * 3 / 4 * 2 + 1000;
+        let n = (1..).find(|&n| too_full(n, 2 * TAG_HOME_SLOTS)).unwrap() + 1000;
         let key = |i: usize| format!("urn:ab:{i}");
         let mut t = KeyTable::new();
         for i in 0..n {
