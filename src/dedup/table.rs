@@ -147,7 +147,7 @@ const MIN_SLOTS: usize = 16;
 /// 64 MiB at 3.15 M keys: `urnscan dedup -q -j2` of 10 M lines with 3.3 M
 /// keys (103 MiB of them) peaked at up to 241 MiB, over the 1.5 times the
 /// keys' bytes plus 64 MiB (218 MiB) that the performance goals set, and at
-/// 206 MiB with 7/8 (`scan --unique`: 244 and 208), in the same time (1,012
+/// 206 MiB with 7/8 (`scan --unique`: 244 and 211), in the same time (1,012
 /// and 1,008 ms, 7 interleaved rounds; at one thread 1,941 and 1,935). A
 /// lookup there waits for memory anyway; a longer probe mostly reads on
 /// along a line already fetched. Smaller tables keep 3/4: at 7/8 the 256
