@@ -333,10 +333,11 @@ fn no_progress_in_a_pipe_even_for_large_inputs() {
     assert_eq!(stats["bytes"], 300 << 20);
 }
 
-/// A pipeline's pipes are grown to 1 MiB by the command (64 KiB made every
-/// block read and buffer written wait on the other process several times;
-/// see `urnscan::platform::pipe`), on standard input whether or not it is
-/// read. Linux only: elsewhere there is no such setting.
+/// A pipeline's pipes are grown to 1 MiB by the command where the system
+/// allows it (64 KiB made every block read and buffer written wait on the
+/// other process several times; see `urnscan::platform::pipe`), on standard
+/// input whether or not it is read. Linux only: elsewhere there is no such
+/// setting.
 #[cfg(target_os = "linux")]
 #[test]
 fn the_pipes_on_stdin_and_stdout_are_grown() {
@@ -364,7 +365,8 @@ fn the_pipes_on_stdin_and_stdout_are_grown() {
     if max >= PIPE_BYTES {
         assert_eq!(sizes, (Some(PIPE_BYTES), Some(PIPE_BYTES)));
     } else {
-        // The system refuses 1 MiB: the pipes stay as they were.
+        // The system refuses 1 MiB: the pipes get the largest power of two
+        // below it that the system grants (see `pipe::grow`), if any.
         assert!(sizes.0.is_some() && sizes.1.is_some(), "{sizes:?}");
     }
 }
