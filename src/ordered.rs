@@ -43,8 +43,17 @@ pub fn write_in_order<T: Sync>(
     let (mut filling, mut writing) = (vec![Vec::new(); round], vec![Vec::new(); round]);
     let fill_round = |texts: &mut [Vec<u8>], group: &[T]| {
         texts.par_iter_mut().zip(group).try_for_each(|(text, item)| {
-            text.clear();
-            fill(item, text)
+            // Filled as a local: the buffers' `Vec` headers sit side by
+            // side, and a length updated on every write by two threads
+            // kept their shared cache line moving between the cores
+            // (`urnscan dedup -q` of 10 M lines at two threads: 981 -> 915
+            // ms; `urnscan check` used 40 % more CPU time at two threads
+            // than at one).
+            let mut local = std::mem::take(text);
+            local.clear();
+            let filled = fill(item, &mut local);
+            *text = local;
+            filled
         })
     };
     let mut groups = items.chunks(round);
