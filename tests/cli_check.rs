@@ -93,3 +93,38 @@ fn non_utf8_arguments_are_judged() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("non-ascii at byte 7"));
 }
+
+/// Lines on stdin are judged by several threads a piece at a time; what
+/// comes out must be what the arguments (judged one after the other on one
+/// thread) give, in input order, whatever the thread count and block size.
+#[test]
+fn stdin_lines_come_out_in_order_as_their_arguments_would() {
+    let mut lines = Vec::new();
+    for i in 0..3_000 {
+        lines.push(match i % 4 {
+            0 => format!("urn:ab{i}:x{i}?=q#f"), // valid (RFC 8141: NID of 2-32, NSS pchar)
+            1 => format!("urn:a:{i}"),           // NID of one character
+            2 => format!("URN:ISBN:{}", "0".repeat(i % 500 + 1)), // valid, of many lengths
+            _ => format!("urn:x-y:{i}%{}g", i % 10), // a % not followed by two hex digits
+        });
+    }
+    let stdin = lines.join("\n");
+    let args: Vec<&str> = lines.iter().map(String::as_str).collect();
+    for format in ["text", "jsonl"] {
+        let by_args = urnscan(&[&["check", "--format", format][..], &args].concat(), b"");
+        assert_eq!(by_args.status.code(), Some(1));
+        let shown = stdout(&by_args);
+        // A text verdict of an invalid URN goes on over lines that start with a tab.
+        assert_eq!(shown.lines().filter(|l| !l.starts_with('\t')).count(), lines.len());
+        assert_eq!(shown.lines().filter(|l| l.contains("\tvalid\t") || l.contains("\"valid\":true")).count(), 1_500);
+        for j in ["1", "2", "3"] {
+            for block in [None, Some("1"), Some("1000")] {
+                let mut cmd = vec!["check", "--format", format, "-j", j];
+                cmd.extend(block.iter().flat_map(|b| ["--block-size", b]));
+                let by_stdin = urnscan(&cmd, stdin.as_bytes());
+                assert_eq!(by_stdin.status.code(), Some(1), "{cmd:?}");
+                assert!(by_stdin.stdout == by_args.stdout, "{cmd:?}: not the arguments' output");
+            }
+        }
+    }
+}

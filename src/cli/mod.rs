@@ -432,6 +432,12 @@ pub struct CheckArgs {
     /// URNs to check; none means one per line on stdin.
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
+    /// Worker threads for lines on stdin (default: one per core). Output is the same for any value.
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    /// Bytes of stdin read per round (tests and tuning; output is the same for any value).
+    #[arg(long, value_name = "BYTES", hide = true)]
+    block_size: Option<usize>,
 }
 
 /// `check --format` values.
@@ -508,7 +514,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let ui = Ui::detect(cli.color);
     let outcome = match cli.command {
-        Command::Check(args) => check::run(&args, ui),
+        Command::Check(args) => with_threads(args.threads, || check::run(&args, ui)),
         Command::Scan(args) => with_threads(args.threads, || scan::run(&args, ui)),
         Command::Dedup(args) => with_threads(args.threads, || dedup::run(&args, ui)),
         Command::Gen(args) => gen::run(&args),
