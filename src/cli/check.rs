@@ -333,6 +333,28 @@ mod tests {
         assert!(judge.any_invalid.load(Ordering::Relaxed));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any bytes, rich in line ends and URN pieces, read in blocks of
+        /// any size by up to three threads: what comes out is what judging
+        /// the lines one by one gives.
+        #[test]
+        fn any_bytes_in_any_blocks_come_out_as_judged_one_by_one(
+            bytes in proptest::collection::vec(proptest::sample::select(b"urn:ab\n\r%2cZ?+=#\x00\xff ".to_vec()), 0..600),
+            block in 1usize..80,
+            threads in 1usize..4,
+            jsonl in proptest::bool::ANY,
+        ) {
+            let format = if jsonl { CheckFormat::Jsonl } else { CheckFormat::Text };
+            let want = one_by_one(&bytes, &judge(format));
+            let judge = judge(format);
+            let mut out = Vec::new();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| judge_lines(&bytes[..], &mut out, &judge, block)).unwrap();
+            proptest::prop_assert!(out == want, "{:?}", String::from_utf8_lossy(&bytes));
+        }
+    }
+
     /// A reader whose first read fails.
     fn source_error() -> impl Read {
         struct Fails;
