@@ -681,6 +681,43 @@ fn closed_stdout_pipe_ends_quietly() {
 }
 
 #[test]
+fn check_on_stdin_takes_binary_gigantic_lines_and_a_closed_pipe() {
+    // NUL bytes and invalid UTF-8, then a line of 20 MiB (five of the
+    // blocks stdin is read in), then a last line without a newline.
+    let mut input = b"urn:ab:c\n\0urn:ab:\0\xff\xfe\nurn:ab:".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 20 << 20));
+    input.extend_from_slice(b"\nURN:AB:%2c");
+    for j in ["1", "2"] {
+        let o = run_with_stdin(&["check", "--format", "jsonl", "-j", j], &input);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(o.stderr.is_empty(), "{}", stderr(&o));
+        let v: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(v.len(), 4);
+        assert_eq!(v[0]["valid"], true);
+        assert_eq!(v[1]["valid"], false);
+        assert_eq!(v[2]["input"].as_str().unwrap().len(), 7 + (20 << 20));
+        assert_eq!(v[2]["error"]["kind"], "too-long");
+        // RFC 8141 §3.1: NID case-insensitive, percent-encoding hex upper-cased.
+        assert_eq!(v[3]["key"], "urn:ab:%2C");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let many = write(dir.path(), "many.txt", &b"urn:ab:c\n".repeat(1_000_000));
+    let mut child = urnscan()
+        .arg("check")
+        .stdin(File::open(&many).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("urn:ab:c\tvalid"), "{first}"); // reader (and pipe) dropped here
+    let o = wait_output(child);
+    assert_eq!(o.status.code(), Some(0), "{:?} {}", o.status, stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}
+
+#[test]
 fn output_to_dev_full() {
     let Ok(full) = OpenOptions::new().write(true).open("/dev/full") else {
         eprintln!("skipped: no /dev/full");
