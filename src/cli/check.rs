@@ -131,8 +131,9 @@ struct Judge {
 impl Judge {
     fn write(&self, input: &[u8], out: &mut impl Write) -> io::Result<()> {
         let result = parse(input, self.grammar);
-        // Stored once: a store per invalid line kept moving the flag's
-        // cache line between the threads.
+        // Read before it is written: once set, the flag's cache line stays
+        // shared by the threads instead of being written by every invalid
+        // line.
         if result.is_err() && !self.any_invalid.load(Ordering::Relaxed) {
             self.any_invalid.store(true, Ordering::Relaxed);
         }
