@@ -1365,6 +1365,38 @@ mod tests {
     }
 
     #[test]
+    fn line_ranges_cover_the_bytes_in_whole_lines_of_about_the_target() {
+        let mut bytes = Vec::new();
+        for i in 0..500 {
+            bytes.extend_from_slice(format!("urn:ab:{}\n", "x".repeat(i % 97)).as_bytes());
+            if i % 50 == 0 {
+                bytes.extend_from_slice(&[b'y'; 400]); // a line longer than most targets
+            }
+        }
+        bytes.extend_from_slice(b"no final newline");
+        for target in [1, 7, 100, 4096, bytes.len(), bytes.len() + 1] {
+            let ranges = line_ranges(&bytes, target);
+            let mut at = 0;
+            for (i, r) in ranges.iter().enumerate() {
+                assert_eq!(r.start, at, "target {target}: range {i} does not follow the one before");
+                at = r.end;
+                if i + 1 == ranges.len() {
+                    continue;
+                }
+                let range = &bytes[r.clone()];
+                assert!(range.ends_with(b"\n"), "target {target}: range {i} ends inside a line");
+                // Longer than the target only as one line.
+                assert!(
+                    range.len() <= target || !range[..range.len() - 1].contains(&b'\n'),
+                    "target {target}: range {i}"
+                );
+            }
+            assert_eq!(at, bytes.len(), "target {target}");
+        }
+        assert!(line_ranges(b"", 10).is_empty());
+    }
+
+    #[test]
     fn uuid_rule_follows_rfc_4122() {
         // RFC 4122 §3 example, and the same UUID in upper case (hex is
         // "case insensitive on input").

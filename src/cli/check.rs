@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
+use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
 use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
 
@@ -49,7 +50,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
 const BLOCK_BYTES: usize = 4 << 20;
 
 /// Bytes of lines one thread judges and formats at a time, in one output
-/// buffer.
+/// buffer ([`line_ranges`] cuts them).
 const PIECE_BYTES: usize = 64 << 10;
 
 /// Judges every line of `input` and writes the results to `out` in input
@@ -73,10 +74,10 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
             (Ok(_), _) => buf.len(),
             (Err(_), end) => end.unwrap_or(0),
         };
-        let pieces = pieces(&buf[..end], PIECE_BYTES);
+        let lines = &buf[..end];
         in_order
-            .write(&pieces, out, |piece, text| {
-                lines_of(piece).try_for_each(|line| judge.write(strip_line_end(line), text))
+            .write(&line_ranges(lines, PIECE_BYTES), out, |piece, text| {
+                lines_of(&lines[piece.clone()]).try_for_each(|line| judge.write(strip_line_end(line), text))
             })
             .context("cannot write to standard output")?;
         match read {
@@ -85,22 +86,6 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
             Err(e) => return Err(e).context("cannot read standard input"),
         };
     }
-}
-
-/// `bytes` cut after a line end every `size` bytes or so (a piece holds at
-/// least one whole line).
-fn pieces(mut bytes: &[u8], size: usize) -> Vec<&[u8]> {
-    let mut pieces = Vec::with_capacity(bytes.len() / size.max(1) + 1);
-    while !bytes.is_empty() {
-        let cut = match bytes.get(size..).and_then(|rest| memchr::memchr(b'\n', rest)) {
-            Some(i) => size + i + 1,
-            None => bytes.len(),
-        };
-        let (piece, rest) = bytes.split_at(cut);
-        pieces.push(piece);
-        bytes = rest;
-    }
-    pieces
 }
 
 /// The lines of `bytes`, each with its line end (the last one may have
@@ -268,23 +253,6 @@ mod tests {
         }
         input.extend_from_slice(b"urn:ab:no-final-newline");
         input
-    }
-
-    #[test]
-    fn pieces_cut_after_line_ends_and_cover_every_byte() {
-        let input = lines();
-        for size in [1, 7, 100, 4096, input.len() + 1] {
-            let pieces = pieces(&input, size);
-            assert_eq!(pieces.concat(), input, "size {size}");
-            for (i, piece) in pieces.iter().enumerate() {
-                let last = i + 1 == pieces.len();
-                assert!(last || piece.ends_with(b"\n"), "size {size}: piece {i} ends inside a line");
-                assert!(last || piece.len() > size, "size {size}: piece {i} of {} bytes", piece.len());
-                // Cut at the first line end from `size` on, not later.
-                assert!(last || !piece[size..piece.len() - 1].contains(&b'\n'), "size {size}: piece {i} cut late");
-            }
-        }
-        assert!(pieces(b"", 10).is_empty());
     }
 
     #[test]
