@@ -70,6 +70,14 @@ fn rfc2141_mode() {
 
 #[test]
 fn text_shows_parts_or_a_caret() {
+    // Every part, by RFC 8141 §2: NID "Example", NSS "a%2cb", r "r", q "q",
+    // f "f"; the key with the NID lower-cased and the %-hex upper-cased
+    // (§3), no components; "example" is a formal NID (RFC 6963).
+    let o = urnscan(&["check", "urn:Example:a%2cb?+r?=q#f"], b"");
+    assert_eq!(
+        stdout(&o),
+        "urn:Example:a%2cb?+r?=q#f\tvalid\tnid=Example nss=a%2cb r=r q=q f=f class=formal key=urn:example:a%2Cb\n"
+    );
     let o = urnscan(&["check", "urn:IETF:rfc:8141?+res", "urn:ab:c d"], b"");
     let out = stdout(&o);
     let mut lines = out.lines();

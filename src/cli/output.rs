@@ -30,14 +30,6 @@ pub fn json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
-/// Writes `Some(s)` as a JSON string and `None` as `null`.
-pub fn json_opt(out: &mut impl Write, s: Option<&str>) -> io::Result<()> {
-    match s {
-        Some(s) => json_str(out, s),
-        None => out.write_all(b"null"),
-    }
-}
-
 /// Appends a JSON string whose text `write` appends to `out`: written in
 /// place, then checked (unless `check` is false: text made from text that
 /// passed, as a key from its URN), and escaped through a copy only when it
