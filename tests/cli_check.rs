@@ -136,3 +136,32 @@ fn stdin_lines_come_out_in_order_as_their_arguments_would() {
         }
     }
 }
+
+/// `--invalid` shows the invalid inputs alone, in input order, each as
+/// without the option; the exit status is the same.
+#[test]
+fn invalid_shows_only_the_invalid_inputs() {
+    // Invalid by RFC 8141 §2: a NID of one character; a space in the NSS.
+    let inputs = ["urn:ietf:rfc:8141", "urn:a:b", "URN:ISBN:0451450523", "urn:ab:c d"];
+    for format in ["text", "jsonl"] {
+        let all = urnscan(&[&["check", "--format", format][..], &inputs].concat(), b"");
+        let only = urnscan(&[&["check", "--invalid", "--format", format][..], &inputs].concat(), b"");
+        assert_eq!(only.status.code(), Some(1));
+        let wrong = urnscan(&["check", "--format", format, "urn:a:b", "urn:ab:c d"], b"");
+        assert_eq!(stdout(&only), stdout(&wrong), "{format}");
+        assert!(
+            stdout(&all).starts_with("urn:ietf:rfc:8141\t")
+                || stdout(&all).starts_with("{\"input\":\"urn:ietf:rfc:8141\"")
+        );
+        let stdin = inputs.join("\n");
+        for j in ["1", "2"] {
+            let by_stdin =
+                urnscan(&["check", "--invalid", "--format", format, "-j", j, "--block-size", "9"], stdin.as_bytes());
+            assert_eq!(by_stdin.status.code(), Some(1));
+            assert_eq!(stdout(&by_stdin), stdout(&wrong), "{format}, -j {j}");
+        }
+    }
+    let valid = urnscan(&["check", "--invalid", "urn:ietf:rfc:8141", "URN:ISBN:0451450523"], b"");
+    assert_eq!(valid.status.code(), Some(0));
+    assert!(valid.stdout.is_empty());
+}

@@ -26,7 +26,8 @@ use super::output::{json_appended, json_str};
 use super::{grammar, CheckArgs, CheckFormat, Ui};
 
 pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
-    let judge = Judge::new(grammar(args.rfc2141), args.format, ui.out);
+    let mut judge = Judge::new(grammar(args.rfc2141), args.format, ui.out);
+    judge.only_invalid = args.invalid;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     if args.urns.is_empty() {
@@ -106,6 +107,8 @@ struct Judge {
     grammar: Grammar,
     format: CheckFormat,
     classifier: NidClassifier,
+    /// Show nothing for a valid input (`--invalid`).
+    only_invalid: bool,
     /// The verdicts' words, painted once.
     valid: String,
     invalid: String,
@@ -119,6 +122,7 @@ impl Judge {
             grammar,
             format,
             classifier: NidClassifier::new(),
+            only_invalid: false,
             valid: palette.paint(VALID, "valid").to_string(),
             invalid: palette.paint(INVALID, "invalid").to_string(),
             any_invalid: AtomicBool::new(false),
@@ -132,6 +136,9 @@ impl Judge {
         // line.
         if result.is_err() && !self.any_invalid.load(Ordering::Relaxed) {
             self.any_invalid.store(true, Ordering::Relaxed);
+        }
+        if self.only_invalid && result.is_ok() {
+            return Ok(());
         }
         match self.format {
             CheckFormat::Text => write_text(out, input, &result, self),
@@ -333,10 +340,12 @@ mod tests {
             block in 1usize..80,
             threads in 1usize..4,
             jsonl in proptest::bool::ANY,
+            only_invalid in proptest::bool::ANY,
         ) {
             let format = if jsonl { CheckFormat::Jsonl } else { CheckFormat::Text };
-            let want = one_by_one(&bytes, &judge(format));
-            let judge = judge(format);
+            let judge = || Judge { only_invalid, ..judge(format) };
+            let want = one_by_one(&bytes, &judge());
+            let judge = judge();
             let mut out = Vec::new();
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| judge_lines(&bytes[..], &mut out, &judge, block)).unwrap();

@@ -417,6 +417,7 @@ Examples:
   urnscan check urn:ietf:rfc:8141 'URN:ISBN:0451450523?=lang=en#p3'
   urnscan check --format jsonl < datasets/urns/valid.txt
   urnscan check --rfc2141 urn:foo:a123,456
+  urnscan check --invalid < list.txt    only the invalid lines, each with a caret
 
 Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
 
@@ -429,6 +430,10 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     format: CheckFormat,
+    /// Show only the inputs that are not valid URNs (the exit status still says whether there
+    /// were any).
+    #[arg(long)]
+    invalid: bool,
     /// URNs to check; none means one per line on stdin.
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
