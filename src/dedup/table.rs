@@ -25,7 +25,7 @@
 //!
 //! # Memory
 //!
-//! A key costs its bytes, a header of about 8 bytes, its first-seen form's
+//! A key costs its bytes, a header of about 7 bytes, its first-seen form's
 //! delta (empty when that form is the key), and 8 bytes per index slot at a
 //! load of 3/8 to 3/4 (7/16 to 7/8 from 2^16 slots on, where the index is
 //! most of what a key costs beyond its bytes). Nothing is allocated per
@@ -51,7 +51,9 @@ use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 
-use super::entry::{self, Entry, Header, KeyHead, Position, Raw, COUNT_MAX, DEAD_BYTE, MAX_HEADER, MAX_KEY_HEAD};
+use super::entry::{
+    self, Count, Entry, Header, KeyHead, Position, Raw, COUNT_MAX, DEAD_BYTE, MAX_HEADER, MAX_KEY_HEAD,
+};
 use super::first_seen::SAMPLE_STEP;
 use super::key_hash;
 use crate::platform::prefetch::prefetch;
@@ -63,10 +65,10 @@ pub struct KeyTable {
     /// Power-of-two length (or empty); see [`Slot`].
     index: Vec<u64>,
     len: usize,
-    /// The part of a count that does not fit the entry's 16-bit field, by
-    /// entry offset: the field is emptied into it each time it would
+    /// The part of a count that does not fit the entry's one-byte field,
+    /// by entry offset: the field is emptied into it each time it would
     /// overflow, so a key seen millions of times costs a map update per
-    /// 65,535 occurrences.
+    /// 255 occurrences.
     overflow: HashMap<u64, u64, FixedState>,
     /// The delta of the entry being written.
     delta: Vec<u8>,
@@ -582,7 +584,7 @@ impl KeyTable {
     /// holds `field`. Always inlined: the compiler kept it a call, 32
     /// instructions per repeated key in `urnscan dedup` (callgrind).
     #[inline(always)]
-    fn add_count(&mut self, offset: u64, field: u16, n: u64) {
+    fn add_count(&mut self, offset: u64, field: Count, n: u64) {
         let total = u64::from(field) + n;
         let field = if total <= COUNT_MAX {
             total
@@ -590,10 +592,10 @@ impl KeyTable {
             *self.overflow.entry(offset).or_default() += total;
             0
         };
-        self.arena.tail_mut(offset)[..2].copy_from_slice(&(field as u16).to_le_bytes());
+        self.arena.tail_mut(offset)[0] = field as Count;
     }
 
-    fn count_at(&self, offset: u64, field: u16) -> u64 {
+    fn count_at(&self, offset: u64, field: Count) -> u64 {
         // Nearly always empty: then not even hashed.
         let more = if self.overflow.is_empty() { 0 } else { self.overflow.get(&offset).copied().unwrap_or(0) };
         u64::from(field) + more
@@ -604,7 +606,7 @@ impl KeyTable {
         let field = if count <= COUNT_MAX { count } else { 0 };
         entry::delta_into(&mut self.delta, key, raw);
         let (offset, block) = self.arena.room(MAX_HEADER + key.len() + self.delta.len());
-        entry::encode_with_delta(block, key, &self.delta, at, field as u16);
+        entry::encode_with_delta(block, key, &self.delta, at, field as Count);
         self.out_of_order |= at < self.newest;
         if self.written % SAMPLE_STEP == 0 {
             self.samples.push(offset);
