@@ -26,8 +26,7 @@ use super::output::{json_appended, json_str};
 use super::{grammar, CheckArgs, CheckFormat, Ui};
 
 pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
-    let mut judge = Judge::new(grammar(args.rfc2141), args.format, ui.out);
-    judge.only_invalid = args.invalid;
+    let judge = Judge { only_invalid: args.invalid, ..Judge::new(grammar(args.rfc2141), args.format, ui.out) };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     if args.urns.is_empty() {
