@@ -544,3 +544,63 @@ fn nid_filter_keeps_the_classes_of_the_namespaces_given() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid --nid: \"is bn\" is not a namespace identifier (NID)"), "{}", stderr(&o));
 }
+
+/// Counts far past what an entry holds itself (one byte, 255), also
+/// through spills and their merges: each class's count is the number of
+/// lines written for it, whatever the memory limit, thread count or source.
+#[test]
+fn counts_past_an_entrys_own_field_are_exact_with_and_without_spilling() {
+    let dir = TempDir::new("counts");
+    let spill_dir = dir.path("tmp");
+    fs::create_dir(&spill_dir).unwrap();
+    // (first spelling, another spelling of the same class (RFC 8141 §3:
+    // scheme and NID case, %-hex case), lines of it)
+    let heavy = [
+        ("urn:isbn:0451450523", "URN:ISBN:0451450523", 1000),
+        ("urn:ab:x%2Fy", "urn:AB:x%2fy", 300),
+        ("urn:ab:c", "Urn:Ab:c", 256),
+        ("urn:ab:d", "URN:ab:d", 255),
+        ("urn:ab:e", "urn:aB:e", 254),
+    ];
+    let mut text = String::new();
+    for round in 0..1000 {
+        for (first, other, n) in heavy {
+            if round < n {
+                text += if round % 2 == 0 { first } else { other };
+                text.push('\n');
+            }
+        }
+        // Distinct keys halfway, so that a small limit spills the heavy
+        // classes with counts past 255 (read back into fresh tables, they
+        // start there so) while more of them are still to come.
+        if (500..520).contains(&round) {
+            for i in 0..1000 {
+                text += &format!("urn:filler:{round}-{i}\n");
+            }
+        }
+    }
+    let data = dir.file("counts.txt", text.as_bytes());
+    for limit in [None, Some("64KiB")] {
+        for j in ["1", "2"] {
+            for from_stdin in [false, true] {
+                let mut args = vec!["--count", "--sort", "key", "-j", j];
+                if let Some(limit) = limit {
+                    args.extend(["--memory-limit", limit, "--temp-dir", &spill_dir]);
+                }
+                let stdin = if from_stdin { text.as_bytes() } else { b"" };
+                if !from_stdin {
+                    args.push(&data);
+                }
+                let o = dedup(&args, stdin);
+                assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+                assert_eq!(stderr(&o).contains("spilled"), limit.is_some(), "{args:?}");
+                let out = stdout(&o);
+                assert_eq!(out.lines().count(), 20_000 + heavy.len(), "{args:?}");
+                for (first, _, n) in heavy {
+                    assert!(out.lines().any(|l| l == format!("{n}\t{first}")), "{args:?}: {first} x {n}");
+                }
+                assert_eq!(out.lines().filter(|l| l.starts_with("1\turn:filler:")).count(), 20_000);
+            }
+        }
+    }
+}
