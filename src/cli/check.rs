@@ -201,7 +201,7 @@ fn write_text(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, j
 }
 
 /// Writes the JSON Lines verdict; a valid URN's parts as bytes, as in
-/// [`write_text`] (no part of a valid URN needs a JSON escape).
+/// [`write_text`].
 fn write_jsonl(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, judge: &Judge) -> io::Result<()> {
     out.extend_from_slice(b"{\"input\":");
     json_appended(out, true, |o| o.extend_from_slice(input))?;
@@ -209,23 +209,21 @@ fn write_jsonl(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, 
         Ok(urn) => {
             let text = urn.as_bytes();
             out.extend_from_slice(b",\"valid\":true,\"nid\":");
-            json_appended(out, false, |o| o.extend_from_slice(&text[urn.nid_range()]))?;
+            json_part(out, &text[urn.nid_range()]);
             out.extend_from_slice(b",\"nss\":");
-            json_appended(out, false, |o| o.extend_from_slice(&text[urn.nss_range()]))?;
+            json_part(out, &text[urn.nss_range()]);
             for (name, part) in
                 [(&b",\"r\":"[..], urn.r_range()), (b",\"q\":", urn.q_range()), (b",\"f\":", urn.f_range())]
             {
                 out.extend_from_slice(name);
                 match part {
-                    Some(part) => json_appended(out, false, |o| o.extend_from_slice(&text[part]))?,
-                    None => {
-                        out.extend_from_slice(b"null");
-                        true
-                    }
-                };
+                    Some(part) => json_part(out, &text[part]),
+                    None => out.extend_from_slice(b"null"),
+                }
             }
-            out.extend_from_slice(b",\"key\":");
-            json_appended(out, false, |o| urn.write_key(o))?;
+            out.extend_from_slice(b",\"key\":\"");
+            urn.write_key(out);
+            out.push(b'"');
             out.extend_from_slice(b",\"nid_class\":\"");
             out.extend_from_slice(judge.classifier.classify(&text[urn.nid_range()]).as_str().as_bytes());
             out.extend_from_slice(b"\",\"error\":null}\n");
@@ -243,6 +241,15 @@ fn write_jsonl(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, 
             Ok(())
         }
     }
+}
+
+/// A part of a valid URN as a JSON string. It needs no escape: the
+/// characters of either grammar are printable ASCII without `"` or `\`
+/// (RFC 8141 §2 with RFC 3986's pchar; RFC 2141 §2.2 and §2.3).
+fn json_part(out: &mut Vec<u8>, part: &[u8]) {
+    out.push(b'"');
+    out.extend_from_slice(part);
+    out.push(b'"');
 }
 
 #[cfg(test)]
