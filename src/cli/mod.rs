@@ -13,6 +13,7 @@ mod gen;
 mod hashed;
 mod kernel;
 mod man;
+mod nid_stats;
 mod output;
 mod progress;
 mod scan;

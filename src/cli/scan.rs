@@ -4,25 +4,22 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use urnscan::dedup::sorted::RANGE_ENTRIES;
-use urnscan::dedup::{Entry, ShardedTable};
+use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
 use urnscan::ordered::write_in_order;
-use urnscan::platform::prefetch::prefetch;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
-use urnscan::{ExtractOptions, NidClassifier, Urn, UrnError};
+use urnscan::{ExtractOptions, NidClass, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
-use super::hashed::{Hashed, StoredHash};
+use super::nid_stats::{self, NidRuns, NidStats};
 use super::output::{
     csv_appended, entry_csv, entry_json, json_appended, json_str, nid_bytes_of_key, pad, thousands, thousands_len,
     write_csv_field, write_csv_record, write_thousands, write_u64,
@@ -84,7 +81,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         nids = printer.unique(&mut outcome, args.stats, args.sort)?;
     }
     if args.stats {
-        let nids = nids.unwrap_or_else(|| nid_stats(&outcome.table));
+        let nids = nids.unwrap_or_else(|| nid_stats::from_table(&outcome.table));
         printer.stats(&outcome, &nids, filtered)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
@@ -160,12 +157,7 @@ impl<W: Write> Printer<'_, W> {
     /// runs: the per-NID statistics without a second pass over the entries
     /// and without hashing (see [`NidRuns`]). First-seen order does not
     /// group them, and returns `None` for the caller to count apart.
-    fn unique(
-        &mut self,
-        outcome: &mut Outcome,
-        count_nids: bool,
-        order: SortOrder,
-    ) -> io::Result<Option<Vec<NidStat>>> {
+    fn unique(&mut self, outcome: &mut Outcome, count_nids: bool, order: SortOrder) -> io::Result<Option<NidStats>> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
         let inputs = &outcome.inputs;
@@ -196,16 +188,13 @@ impl<W: Write> Printer<'_, W> {
         if !count_nids {
             return Ok(None);
         }
-        let mut all = NidRuns::default();
-        for (_, runs) in blocks {
-            all.append(runs.into_inner().unwrap_or_else(PoisonError::into_inner));
-        }
-        Ok(Some(nid_rows(all.0.into_par_iter().map(|r| (r.nid, (r.occurrences, r.unique))))))
+        let blocks = blocks.into_iter().map(|(_, runs)| runs.into_inner().unwrap_or_else(PoisonError::into_inner));
+        Ok(Some(NidRuns::joined(blocks.collect()).into_stats()))
     }
 
     /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
     /// say how many URNs of the others were left out.
-    fn stats(&mut self, outcome: &Outcome, nids: &[NidStat], filtered: bool) -> io::Result<()> {
+    fn stats(&mut self, outcome: &Outcome, nids: &NidStats, filtered: bool) -> io::Result<()> {
         let t = &outcome.totals;
         let unique = outcome.table.len();
         match self.records.format {
@@ -465,163 +454,30 @@ fn unique_record(out: &mut Vec<u8>, format: Format, e: &Entry<'_>, path: &str) -
     }
 }
 
-struct NidStat {
-    nid: String,
-    class: &'static str,
-    occurrences: u64,
-    unique: u64,
-}
-
-fn nid_stats(table: &ShardedTable) -> Vec<NidStat> {
-    // One entry per distinct key: its NID hashed once, with foldhash, and
-    // kept as bytes; only the distinct NIDs become strings. The shards are
-    // counted in parallel into maps split by that hash, so that two
-    // threads' maps are merged part by part in parallel too (sums, so the
-    // order of merging does not matter): merged whole, 130,000 NIDs took
-    // 30 ms of one thread at the end of a run.
-    const PARTS: usize = 16;
-    let hasher = foldhash::fast::FixedState::with_seed(0x6e69_6473);
-    let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
-    let parts = table
-        .shards()
-        .par_iter()
-        // One set of maps per thread: every shard holds keys of nearly
-        // every NID, so each set ends up with all of them, and the extra
-        // sets rayon's fold would start (one per split) only added memory
-        // and merges.
-        .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
-        .fold(empty, |mut parts, shard| {
-            for e in shard.iter() {
-                let nid = Hashed::new(nid_bytes_of_key(e.key), &hasher);
-                let slot = parts[nid.part(PARTS)].entry(nid).or_default();
-                slot.0 += e.count;
-                slot.1 += 1;
-            }
-            parts
-        })
-        .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
-    nid_rows(parts.into_par_iter().flat_map_iter(as_text))
-}
-
-/// The NIDs of `counts` as text, with their counts. A NID's bytes are
-/// those of the key where it was first seen, all over the key table, so
-/// the NIDs a few entries ahead are prefetched: read one after the other,
-/// 130,000 NIDs cost 5 % of a `scan --stats` run on dense text (`perf`).
-fn as_text(counts: ByNid<'_>) -> Vec<(String, (u64, u64))> {
-    let counts: Vec<(Hashed<'_>, (u64, u64))> = counts.into_iter().collect();
-    let text = |(i, (nid, n)): (usize, &(Hashed<'_>, (u64, u64)))| {
-        if let Some((ahead, _)) = counts.get(i + AHEAD) {
-            prefetch(ahead.bytes);
-        }
-        (nid_text(nid.bytes), *n)
-    };
-    counts.iter().enumerate().map(text).collect()
-}
-
-/// How many NIDs ahead [`as_text`] prefetches.
-const AHEAD: usize = 8;
-
-/// A NID as text. NIDs are ASCII by both grammars; the lossy conversion
-/// only keeps a broken table from panicking.
-fn nid_text(nid: &[u8]) -> String {
-    String::from_utf8_lossy(nid).into_owned()
-}
-
-/// The statistics rows of distinct NIDs and their (occurrences, unique
-/// keys), most occurrences first, then by NID.
-fn nid_rows(counts: impl ParallelIterator<Item = (String, (u64, u64))>) -> Vec<NidStat> {
-    let classifier = NidClassifier::new();
-    // A dataset can hold hundreds of thousands of NIDs: they are turned
-    // into rows and sorted in parallel too (on one thread, 50 and 33 ms
-    // of a 180 ms tail for 130,000 NIDs).
-    let mut stats: Vec<NidStat> = counts
-        .map(|(nid, (occurrences, unique))| NidStat {
-            class: classifier.classify(nid.as_bytes()).as_str(),
-            nid,
-            occurrences,
-            unique,
-        })
-        .collect();
-    // NIDs are distinct: the order is total, and an unstable sort is exact.
-    stats.par_sort_unstable_by(|a, b| b.occurrences.cmp(&a.occurrences).then_with(|| a.nid.cmp(&b.nid)));
-    stats
-}
-
-/// Counts by NID of entries that come in key order. Keys with the same NID
-/// share the prefix `urn:NID:`, so in key order they are one run: a NID is
-/// counted by comparing it with the previous one, and the runs of
-/// consecutive blocks join where a NID spans the boundary. No NID is
-/// hashed, and a NID is never looked up in a map of 100,000 others.
-///
-/// A run's NID is copied when the run starts, while its key is in cache
-/// from printing: kept as a reference into the table, each NID was read
-/// again when the rows were made, a cache miss per NID (on 256 MiB of
-/// dense text with 130,000 NIDs, most of the rows' cost).
-#[derive(Default)]
-struct NidRuns(Vec<NidRun>);
-
-struct NidRun {
-    nid: String,
-    occurrences: u64,
-    unique: u64,
-}
-
-impl NidRuns {
-    /// Counts one distinct key of `nid`, seen `count` times.
-    fn add(&mut self, nid: &[u8], count: u64) {
-        if !self.extend_last(nid, count, 1) {
-            self.0.push(NidRun { nid: nid_text(nid), occurrences: count, unique: 1 });
-        }
-    }
-
-    /// Adds the runs of the block that follows: only its first run can
-    /// join the last one here, the others are distinct NIDs already.
-    fn append(&mut self, next: NidRuns) {
-        let mut runs = next.0.into_iter();
-        if let Some(first) = runs.next() {
-            if !self.extend_last(first.nid.as_bytes(), first.occurrences, first.unique) {
-                self.0.push(first);
-            }
-        }
-        self.0.extend(runs);
-    }
-
-    /// Adds the counts to the last run if it is of `nid`.
-    fn extend_last(&mut self, nid: &[u8], occurrences: u64, unique: u64) -> bool {
-        match self.0.last_mut() {
-            Some(last) if last.nid.as_bytes() == nid => {
-                last.occurrences += occurrences;
-                last.unique += unique;
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
 fn write_stats_text(
     out: &mut impl Write,
     t: &Totals,
-    nids: &[NidStat],
+    nids: &NidStats,
     unique: usize,
     filtered: bool,
     palette: Palette,
 ) -> io::Result<()> {
     // Every cell is padded before it is styled, so codes never shift a column.
-    let nid_w = nids.iter().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
+    let nid_w = nids.rows().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
     let class_w = 12; // "unregistered"
-    let occ_w = nids.iter().map(|s| thousands_len(s.occurrences)).max().unwrap_or(0).max(14);
-    let uniq_w = nids.iter().map(|s| thousands_len(s.unique)).max().unwrap_or(0).max(12);
+    let occ_w = nids.rows().map(|s| thousands_len(s.occurrences)).max().unwrap_or(0).max(14);
+    let uniq_w = nids.rows().map(|s| thousands_len(s.unique)).max().unwrap_or(0).max(12);
     let header = format!("{:<nid_w$}  {:<class_w$}  {:>occ_w$}  {:>uniq_w$}", "nid", "class", "occurrences", "unique");
     writeln!(out, "{}", palette.paint(HEADER, &header))?;
     // A dataset can hold hundreds of thousands of NIDs: the rows are written
     // piece by piece, each class cell formatted once.
-    let mut class_cells: HashMap<&str, String> = HashMap::new();
-    for s in nids {
-        let class = class_cells
-            .entry(s.class)
-            .or_insert_with(|| palette.paint(color::nid_class(s.class), &format!("{:<class_w$}", s.class)).to_string());
-        out.write_all(s.nid.as_bytes())?;
+    let mut class_cells: HashMap<NidClass, String> = HashMap::new();
+    for s in nids.rows() {
+        let class = class_cells.entry(s.class).or_insert_with(|| {
+            let name = s.class.as_str();
+            palette.paint(color::nid_class(name), &format!("{name:<class_w$}")).to_string()
+        });
+        out.write_all(s.nid)?;
         pad(out, nid_w - s.nid.len() + 2)?;
         out.write_all(class.as_bytes())?;
         pad(out, 2 + occ_w - thousands_len(s.occurrences))?;
@@ -659,7 +515,7 @@ fn write_stats_text(
 fn write_stats_json(
     out: &mut impl Write,
     t: &Totals,
-    nids: &[NidStat],
+    nids: &NidStats,
     unique: usize,
     filtered: bool,
 ) -> io::Result<()> {
@@ -677,39 +533,19 @@ fn write_stats_json(
         write!(out, "{sep}\"{}\":{n}", kind.as_str())?;
     }
     out.write_all(b"},\"nids\":[")?;
-    for (i, s) in nids.iter().enumerate() {
+    for (i, s) in nids.rows().enumerate() {
         let sep = if i > 0 { "," } else { "" };
         write!(out, "{sep}{{\"nid\":")?;
-        json_str(out, &s.nid)?;
+        // NIDs are ASCII by both grammars; lossy only so that a broken
+        // table cannot panic here.
+        json_str(out, &String::from_utf8_lossy(s.nid))?;
         write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
     }
     writeln!(out, "]}}")
 }
 
-/// Occurrences and distinct keys by NID.
-///
-/// A NID carries its hash, computed once ([`Hashed`]): hashed by the map,
-/// a NID was hashed once to choose its part, again to find its slot, and
-/// again at every growth of a map and every merge; with the probing, the
-/// maps took a tenth of a `scan --stats` run on dense text with 130,000
-/// NIDs (`perf`).
-type ByNid<'t> = HashMap<Hashed<'t>, (u64, u64), BuildHasherDefault<StoredHash>>;
-
-/// `a` and `b` in one map: counts of the same NID added.
-fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
-    let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
-    for (nid, (occurrences, unique)) in small {
-        let slot = large.entry(nid).or_default();
-        slot.0 += occurrences;
-        slot.1 += unique;
-    }
-    large
-}
-
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use proptest::prelude::*;
 
     use super::*;
@@ -756,61 +592,5 @@ mod tests {
             write_csv_record(&mut want, &[path.as_bytes(), offset.as_bytes(), urn.as_bytes(), key.as_bytes(), nid.as_bytes()]).unwrap();
             prop_assert_eq!(out, want);
         }
-
-        /// Entries in key order, cut into blocks anywhere: the joined runs
-        /// are the counts a map keyed by NID gives, one row per NID.
-        #[test]
-        fn nid_runs_equal_counting_in_a_map(
-            mut entries in prop::collection::vec((0u8..6, 1u64..5), 0..200),
-            cuts in prop::collection::vec(0usize..200, 0..8),
-        ) {
-            let nids: Vec<Vec<u8>> = (0..6).map(|n| format!("nid{n}").into_bytes()).collect();
-            entries.sort_by_key(|&(n, _)| n);
-            let mut want: BTreeMap<&[u8], (u64, u64)> = BTreeMap::new();
-            for &(n, count) in &entries {
-                let slot = want.entry(&nids[n as usize]).or_default();
-                slot.0 += count;
-                slot.1 += 1;
-            }
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(entries.len())).collect();
-            cuts.push(0);
-            cuts.push(entries.len());
-            cuts.sort();
-            let mut all = NidRuns::default();
-            for block in cuts.windows(2) {
-                let mut runs = NidRuns::default();
-                for &(n, count) in &entries[block[0]..block[1]] {
-                    runs.add(&nids[n as usize], count);
-                }
-                all.append(runs);
-            }
-            let got: Vec<(&[u8], (u64, u64))> = all.0.iter().map(|r| (r.nid.as_bytes(), (r.occurrences, r.unique))).collect();
-            prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
-        }
-    }
-
-    #[test]
-    fn nids_of_equal_hash_are_counted_apart() {
-        let nid = |hash, bytes: &'static [u8]| Hashed { hash, bytes };
-        let count = |map: &mut ByNid<'static>, n: Hashed<'static>| {
-            let slot = map.entry(n).or_default();
-            slot.0 += 1;
-            slot.1 += 1;
-        };
-        let (mut a, mut b) = (ByNid::default(), ByNid::default());
-        for n in [nid(7, b"isbn"), nid(7, b"issn"), nid(7, b"isbn"), nid(8, b"ab")] {
-            count(&mut a, n);
-        }
-        for n in [nid(7, b"issn"), nid(9, b"urn-7")] {
-            count(&mut b, n);
-        }
-        let mut got: Vec<(&[u8], (u64, u64))> = merge_counts(a, b).into_iter().map(|(n, c)| (n.bytes, c)).collect();
-        got.sort();
-        let want: Vec<(&[u8], (u64, u64))> =
-            vec![(b"ab", (1, 1)), (b"isbn", (2, 2)), (b"issn", (2, 2)), (b"urn-7", (1, 1))];
-        assert_eq!(got, want);
-        // The part comes from bits the map leaves alone, and is in range.
-        assert!((0..1000u64).map(|i| nid(i << 32, b"x").part(16)).all(|p| p < 16));
-        assert_eq!(nid(5 << 32, b"x").part(16), 5);
     }
 }

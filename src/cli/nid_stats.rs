@@ -1,0 +1,327 @@
+//! The per-NID rows of `urnscan scan --stats`: for each distinct NID, how
+//! many URNs of it were found, how many distinct keys they make, and its
+//! class (RFC 8141 §5).
+//!
+//! Two ways to count, both from the finished key table (one entry per
+//! distinct key, with its count):
+//!
+//! - **In key order** ([`NidRuns`]), when `--unique` prints the entries
+//!   sorted anyway: keys of one NID share the prefix `urn:NID:`, so they
+//!   come as one run, and a NID is counted by comparing it with the
+//!   previous one. No NID is hashed or looked up among 100,000 others.
+//! - **By hash** ([`from_table`]), for `--stats` alone or with the
+//!   first-seen order: every shard's entries counted into maps keyed by the
+//!   NID, in parallel.
+//!
+//! # Memory
+//!
+//! A dataset can hold hundreds of thousands of NIDs (the 10 M-line
+//! benchmark dataset has 412,000), so a row is kept small: the NIDs' bytes
+//! lie one after the other in one buffer, and a row holds where its NID is,
+//! the two counts and the class, 32 bytes. (With a `String` per NID in
+//! each counted run and again in each row, `scan --unique --stats` on that
+//! dataset peaked at 246,056–263,916 KB against 196,648–198,192 for `scan
+//! --unique`; with these rows, at 220,936–221,328.)
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::ops::Range;
+
+use rayon::prelude::*;
+use urnscan::dedup::ShardedTable;
+use urnscan::platform::prefetch::prefetch;
+use urnscan::{NidClass, NidClassifier};
+
+use super::hashed::{Hashed, StoredHash};
+use super::output::nid_bytes_of_key;
+
+/// The rows of the statistics: distinct NIDs, most occurrences first, then
+/// by NID bytes.
+pub(super) struct NidStats {
+    text: Vec<u8>,
+    rows: Vec<Row>,
+}
+
+/// One row as the output reads it.
+pub(super) struct NidRow<'s> {
+    /// Lower-case, as in the keys: ASCII by both grammars.
+    pub nid: &'s [u8],
+    pub class: NidClass,
+    pub occurrences: u64,
+    pub unique: u64,
+}
+
+impl NidStats {
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = NidRow<'_>> + '_ {
+        self.rows.iter().map(|r| NidRow {
+            nid: &self.text[r.nid()],
+            class: r.class,
+            occurrences: r.occurrences,
+            unique: r.unique,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Row {
+    occurrences: u64,
+    unique: u64,
+    /// The NID is `text[start..start + len]`.
+    start: usize,
+    len: u32,
+    class: NidClass,
+}
+
+impl Row {
+    fn nid(&self) -> Range<usize> {
+        self.start..self.start + self.len as usize
+    }
+}
+
+/// Counts by NID of entries that come in key order (see the module docs),
+/// a block of entries at a time: the runs of consecutive blocks join where
+/// a NID spans the boundary ([`NidRuns::joined`]).
+///
+/// A run's NID is copied when the run starts, while its key is in cache
+/// from printing: kept as a reference into the table, each NID was read
+/// again when the rows were made, a cache miss per NID (on 256 MiB of
+/// dense text with 130,000 NIDs, most of the rows' cost).
+#[derive(Default)]
+pub(super) struct NidRuns {
+    text: Vec<u8>,
+    rows: Vec<Row>,
+}
+
+impl NidRuns {
+    /// Counts one distinct key of `nid`, seen `count` times.
+    pub fn add(&mut self, nid: &[u8], count: u64) {
+        match self.rows.last_mut() {
+            Some(last) if self.text[last.nid()] == *nid => {
+                last.occurrences += count;
+                last.unique += 1;
+            }
+            _ => self.push(nid, count, 1),
+        }
+    }
+
+    /// A new row, whatever the last one holds.
+    fn push(&mut self, nid: &[u8], occurrences: u64, unique: u64) {
+        let start = self.text.len();
+        self.text.extend_from_slice(nid);
+        // NIDs are at most 32 bytes; the clamp only keeps a broken table
+        // from wrapping.
+        let len = u32::try_from(nid.len()).unwrap_or(u32::MAX);
+        self.rows.push(Row { occurrences, unique, start, len, class: NidClass::Unregistered });
+    }
+
+    /// The runs of consecutive blocks as one: only a block's first run can
+    /// join the last one before it, the others are distinct NIDs already.
+    /// The result is sized once, from the blocks' lengths.
+    pub fn joined(blocks: Vec<NidRuns>) -> NidRuns {
+        let mut all = NidRuns {
+            text: Vec::with_capacity(blocks.iter().map(|b| b.text.len()).sum()),
+            rows: Vec::with_capacity(blocks.iter().map(|b| b.rows.len()).sum()),
+        };
+        for block in blocks {
+            let mut rows = block.rows.iter();
+            if let Some(first) = block.rows.first() {
+                let nid = &block.text[first.nid()];
+                match all.rows.last_mut() {
+                    Some(last) if all.text[last.nid()] == *nid => {
+                        last.occurrences += first.occurrences;
+                        last.unique += first.unique;
+                        rows.next();
+                    }
+                    _ => {}
+                }
+            }
+            let shift = all.text.len();
+            all.text.extend_from_slice(&block.text);
+            all.rows.extend(rows.map(|r| Row { start: r.start + shift, ..*r }));
+        }
+        all
+    }
+
+    /// The rows: each NID classified, most occurrences first, then by NID.
+    pub fn into_stats(self) -> NidStats {
+        let NidRuns { text, mut rows } = self;
+        let classifier = NidClassifier::new();
+        // Hundreds of thousands of NIDs: classified and sorted in parallel
+        // (on one thread, 50 and 33 ms of a 180 ms tail for 130,000 NIDs).
+        rows.par_iter_mut().for_each(|r| r.class = classifier.classify(&text[r.nid()]));
+        // NIDs are distinct: the order is total, and an unstable sort is exact.
+        rows.par_sort_unstable_by(|a, b| {
+            b.occurrences.cmp(&a.occurrences).then_with(|| text[a.nid()].cmp(&text[b.nid()]))
+        });
+        NidStats { text, rows }
+    }
+}
+
+/// Counts the entries of `table` by NID in hash maps.
+///
+/// One entry per distinct key: its NID hashed once, with foldhash, and kept
+/// as bytes; only the distinct NIDs are copied out. The shards are counted
+/// in parallel into maps split by that hash, so that two threads' maps are
+/// merged part by part in parallel too (sums, so the order of merging does
+/// not matter): merged whole, 130,000 NIDs took 30 ms of one thread at the
+/// end of a run.
+pub(super) fn from_table(table: &ShardedTable) -> NidStats {
+    const PARTS: usize = 16;
+    let hasher = foldhash::fast::FixedState::with_seed(0x6e69_6473);
+    let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
+    let parts = table
+        .shards()
+        .par_iter()
+        // One set of maps per thread: every shard holds keys of nearly
+        // every NID, so each set ends up with all of them, and the extra
+        // sets rayon's fold would start (one per split) only added memory
+        // and merges.
+        .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
+        .fold(empty, |mut parts, shard| {
+            for e in shard.iter() {
+                let nid = Hashed::new(nid_bytes_of_key(e.key), &hasher);
+                let slot = parts[nid.part(PARTS)].entry(nid).or_default();
+                slot.0 += e.count;
+                slot.1 += 1;
+            }
+            parts
+        })
+        .reduce(empty, |a, b| a.into_par_iter().zip(b).map(|(a, b)| merge_counts(a, b)).collect());
+    let runs: Vec<NidRuns> = parts.into_par_iter().map(copied_out).collect();
+    NidRuns::joined(runs).into_stats()
+}
+
+/// Occurrences and distinct keys by NID.
+///
+/// A NID carries its hash, computed once ([`Hashed`]): hashed by the map,
+/// a NID was hashed once to choose its part, again to find its slot, and
+/// again at every growth of a map and every merge; with the probing, the
+/// maps took a tenth of a `scan --stats` run on dense text with 130,000
+/// NIDs (`perf`).
+type ByNid<'t> = HashMap<Hashed<'t>, (u64, u64), BuildHasherDefault<StoredHash>>;
+
+/// `a` and `b` in one map: counts of the same NID added.
+fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
+    let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
+    for (nid, (occurrences, unique)) in small {
+        let slot = large.entry(nid).or_default();
+        slot.0 += occurrences;
+        slot.1 += unique;
+    }
+    large
+}
+
+/// The NIDs of `counts` copied out of the key table, with their counts, one
+/// row each. A NID's bytes are those of the key where it was first seen,
+/// all over the table, so the NIDs a few entries ahead are prefetched: read
+/// one after the other, 130,000 NIDs cost 5 % of a `scan --stats` run on
+/// dense text (`perf`).
+fn copied_out(counts: ByNid<'_>) -> NidRuns {
+    let counts: Vec<(Hashed<'_>, (u64, u64))> = counts.into_iter().collect();
+    let mut runs = NidRuns {
+        text: Vec::with_capacity(counts.iter().map(|(nid, _)| nid.bytes.len()).sum()),
+        rows: Vec::with_capacity(counts.len()),
+    };
+    for (i, (nid, (occurrences, unique))) in counts.iter().enumerate() {
+        if let Some((ahead, _)) = counts.get(i + AHEAD) {
+            prefetch(ahead.bytes);
+        }
+        runs.push(nid.bytes, *occurrences, *unique);
+    }
+    runs
+}
+
+/// How many NIDs ahead [`copied_out`] prefetches.
+const AHEAD: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Entries in key order, cut into blocks anywhere: the joined runs
+        /// are the counts a map keyed by NID gives, one row per NID.
+        #[test]
+        fn nid_runs_equal_counting_in_a_map(
+            mut entries in prop::collection::vec((0u8..6, 1u64..5), 0..200),
+            cuts in prop::collection::vec(0usize..200, 0..8),
+        ) {
+            let nids: Vec<Vec<u8>> = (0..6).map(|n| format!("nid{n}").into_bytes()).collect();
+            entries.sort_by_key(|&(n, _)| n);
+            let mut want: BTreeMap<&[u8], (u64, u64)> = BTreeMap::new();
+            for &(n, count) in &entries {
+                let slot = want.entry(&nids[n as usize]).or_default();
+                slot.0 += count;
+                slot.1 += 1;
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(entries.len())).collect();
+            cuts.push(0);
+            cuts.push(entries.len());
+            cuts.sort();
+            let blocks: Vec<NidRuns> = cuts
+                .windows(2)
+                .map(|block| {
+                    let mut runs = NidRuns::default();
+                    for &(n, count) in &entries[block[0]..block[1]] {
+                        runs.add(&nids[n as usize], count);
+                    }
+                    runs
+                })
+                .collect();
+            let all = NidRuns::joined(blocks);
+            let got: Vec<(&[u8], (u64, u64))> =
+                all.rows.iter().map(|r| (&all.text[r.nid()], (r.occurrences, r.unique))).collect();
+            prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        }
+
+        /// The rows come most occurrences first, then by NID bytes, each
+        /// NID once with its own counts and the classifier's class.
+        #[test]
+        fn rows_are_sorted_and_classified(
+            counts in prop::collection::btree_map("[a-z0-9]{1,3}(-[a-z0-9]{1,3})?", (1u64..4, 1u64..3), 0..60),
+        ) {
+            let mut runs = NidRuns::default();
+            for (nid, &(occurrences, unique)) in &counts {
+                runs.push(nid.as_bytes(), occurrences, unique);
+            }
+            let stats = runs.into_stats();
+            let got: Vec<(Vec<u8>, NidClass, u64, u64)> =
+                stats.rows().map(|r| (r.nid.to_vec(), r.class, r.occurrences, r.unique)).collect();
+            let mut want: Vec<(Vec<u8>, NidClass, u64, u64)> = counts
+                .iter()
+                .map(|(nid, &(o, u))| (nid.clone().into_bytes(), urnscan::classify_nid(nid.as_bytes()), o, u))
+                .collect();
+            want.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn nids_of_equal_hash_are_counted_apart() {
+        let nid = |hash, bytes: &'static [u8]| Hashed { hash, bytes };
+        let count = |map: &mut ByNid<'static>, n: Hashed<'static>| {
+            let slot = map.entry(n).or_default();
+            slot.0 += 1;
+            slot.1 += 1;
+        };
+        let (mut a, mut b) = (ByNid::default(), ByNid::default());
+        for n in [nid(7, b"isbn"), nid(7, b"issn"), nid(7, b"isbn"), nid(8, b"ab")] {
+            count(&mut a, n);
+        }
+        for n in [nid(7, b"issn"), nid(9, b"urn-7")] {
+            count(&mut b, n);
+        }
+        let mut got: Vec<(&[u8], (u64, u64))> = merge_counts(a, b).into_iter().map(|(n, c)| (n.bytes, c)).collect();
+        got.sort();
+        let want: Vec<(&[u8], (u64, u64))> =
+            vec![(b"ab", (1, 1)), (b"isbn", (2, 2)), (b"issn", (2, 2)), (b"urn-7", (1, 1))];
+        assert_eq!(got, want);
+        // The part comes from bits the map leaves alone, and is in range.
+        assert!((0..1000u64).map(|i| nid(i << 32, b"x").part(16)).all(|p| p < 16));
+        assert_eq!(nid(5 << 32, b"x").part(16), 5);
+    }
+}
