@@ -243,38 +243,45 @@ mod tests {
     use super::*;
 
     proptest! {
-        /// Entries in key order, cut into blocks anywhere: the joined runs
-        /// are the counts a map keyed by NID gives, one row per NID.
+        /// Distinct keys in key order, cut into blocks anywhere: the joined
+        /// runs are the counts a map keyed by each key's NID gives, one row
+        /// per NID. The NIDs are prefixes of each other (`a`, `a-b`, `ab`,
+        /// `abc`): a run is continued by its own NID only.
         #[test]
         fn nid_runs_equal_counting_in_a_map(
-            mut entries in prop::collection::vec((0u8..6, 1u64..5), 0..200),
+            entries in prop::collection::btree_map((0usize..4, "[a-c:]{0,3}"), 1u64..5, 0..200),
             cuts in prop::collection::vec(0usize..200, 0..8),
         ) {
-            let nids: Vec<Vec<u8>> = (0..6).map(|n| format!("nid{n}").into_bytes()).collect();
-            entries.sort_by_key(|&(n, _)| n);
+            let nids = ["a", "a-b", "ab", "abc"];
+            let keys: BTreeMap<String, u64> =
+                entries.iter().map(|((n, nss), &count)| (format!("urn:{}:{nss}", nids[*n]), count)).collect();
+            let keys: Vec<(String, u64)> = keys.into_iter().collect();
             let mut want: BTreeMap<&[u8], (u64, u64)> = BTreeMap::new();
-            for &(n, count) in &entries {
-                let slot = want.entry(&nids[n as usize]).or_default();
+            for (key, count) in &keys {
+                let slot = want.entry(nid_bytes_of_key(key.as_bytes())).or_default();
                 slot.0 += count;
                 slot.1 += 1;
             }
-            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(entries.len())).collect();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(keys.len())).collect();
             cuts.push(0);
-            cuts.push(entries.len());
+            cuts.push(keys.len());
             cuts.sort();
             let blocks: Vec<NidRuns> = cuts
                 .windows(2)
                 .map(|block| {
                     let mut runs = NidRuns::default();
-                    for &(n, count) in &entries[block[0]..block[1]] {
-                        runs.add(&nids[n as usize], count);
+                    for (key, count) in &keys[block[0]..block[1]] {
+                        runs.add(nid_bytes_of_key(key.as_bytes()), *count);
                     }
                     runs
                 })
                 .collect();
             let all = NidRuns::joined(blocks);
-            let got: Vec<(&[u8], (u64, u64))> =
+            let mut got: Vec<(&[u8], (u64, u64))> =
                 all.rows.iter().map(|r| (&all.text[r.nid()], (r.occurrences, r.unique))).collect();
+            // One row per NID, in key order (which is not NID order: `a-b:`
+            // sorts before `a:`).
+            got.sort();
             prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
         }
 
