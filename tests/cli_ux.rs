@@ -370,3 +370,25 @@ fn the_pipes_on_stdin_and_stdout_are_grown() {
         assert!(sizes.0.is_some() && sizes.1.is_some(), "{sizes:?}");
     }
 }
+
+#[test]
+fn thread_counts_past_eight_per_cpu_are_lowered_with_a_note() {
+    // Uncapped, `-j 99999` aborted (the threads' stacks could not be
+    // allocated) and `-j 10000` took minutes on a 2-CPU machine; the
+    // output is the same for any number of threads.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("u.txt");
+    fs::write(&file, "urn:ab:c\nurn:AB:c\n").unwrap();
+    for sub in [&["scan", "-u"][..], &["dedup"], &["check"]] {
+        let o = run(urnscan().args(sub).args(["-j", "99999"]).arg(path(&file)));
+        let want = run(urnscan().args(sub).args(["-j", "1"]).arg(path(&file)));
+        assert_eq!(o.status.code(), want.status.code(), "{sub:?}: {}", stderr(&o));
+        assert_eq!(o.stdout, want.stdout, "{sub:?}");
+        let note = format!("urnscan: -j 99999 is more than 8 threads per CPU ({cpus} here): using {}\n", cpus * 8);
+        assert_eq!(stderr(&o), note + &stderr(&want), "{sub:?}");
+        // Within the limit, nothing more is said.
+        let o = run(urnscan().args(sub).args(["-j", &(cpus * 8).to_string()]).arg(path(&file)));
+        assert_eq!(stderr(&o), stderr(&want), "{sub:?}");
+    }
+}
