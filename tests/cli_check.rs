@@ -165,3 +165,19 @@ fn invalid_shows_only_the_invalid_inputs() {
     assert_eq!(valid.status.code(), Some(0));
     assert!(valid.stdout.is_empty());
 }
+
+#[test]
+fn control_characters_of_an_invalid_input_never_reach_the_terminal() {
+    // An input is shown to a person: an escape sequence in it (here one
+    // that would colour the terminal red), a NUL, a DEL or a C1 control
+    // (U+009B is CSI on some terminals) is shown as a space, in the input
+    // column and in the picture under the message alike.
+    let input = b"urn:ab:c\x1b[31mRED\x00\x7f\xc2\x9bx\n";
+    for args in [&["check"][..], &["check", "--invalid"], &["check", "-j1"]] {
+        let o = urnscan(args, input);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let out = stdout(&o);
+        assert!(out.starts_with("urn:ab:c [31mRED   x\tinvalid\t"), "{args:?}: {out:?}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\t' && c != '\n'), "{args:?}: {out:?}");
+    }
+}

@@ -22,7 +22,7 @@ use urnscan::ordered::InOrder;
 use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
-use super::output::{json_appended, json_str};
+use super::output::{json_appended, json_str, shown};
 use super::{grammar, CheckArgs, CheckFormat, Ui};
 
 pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
@@ -193,10 +193,9 @@ fn write_text(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, j
             out.push(b'\n');
             Ok(())
         }
-        Err(e) => {
-            let shown = String::from_utf8_lossy(input);
-            writeln!(out, "{shown}\t{}\t{}", judge.invalid, e.render(input).replace('\n', "\n\t"))
-        }
+        // Control characters as spaces: an input is shown to a person, and
+        // an escape sequence in it would reach their terminal.
+        Err(e) => writeln!(out, "{}\t{}\t{}", shown(input), judge.invalid, e.render(input).replace('\n', "\n\t")),
     }
 }
 

@@ -2,7 +2,6 @@
 //! occurrence, the unique URNs, per-NID statistics, the rejected candidates
 //! or only how many of them each input holds.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -21,8 +20,8 @@ use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
 use super::nid_stats::{self, NidRuns, NidStats};
 use super::output::{
-    csv_appended, entry_csv, entry_json, json_appended, json_str, nid_bytes_of_key, pad, thousands, thousands_len,
-    write_csv_field, write_csv_record, write_thousands, write_u64,
+    csv_appended, entry_csv, entry_json, json_appended, json_str, nid_bytes_of_key, pad, shown, thousands,
+    thousands_len, write_csv_field, write_csv_record, write_thousands, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
@@ -333,23 +332,6 @@ fn write_key_nid(out: &mut Vec<u8>, urn: &Urn<'_>) {
     out[start..].make_ascii_lowercase();
 }
 
-/// A rejected candidate as printed: invalid UTF-8 as U+FFFD and control
-/// characters as spaces, so that a record stays on one line. Most are
-/// printable text and shown as they are, without a copy. Measured
-/// (2026-11-28, 2-core KVM guest, `benches/ab.sh`, 7 rounds, medians):
-/// `scan --invalid` of 60 MB where every other candidate is rejected 829
-/// → 405 ms at two threads (with a `String` per record and `writeln!` for
-/// the text line, as before), 256 MiB of dense text 112 → 85.
-fn shown(candidate: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(candidate) {
-        Ok(text) if !text.chars().any(char::is_control) => Cow::Borrowed(text),
-        _ => {
-            let text = String::from_utf8_lossy(candidate);
-            Cow::Owned(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
-        }
-    }
-}
-
 impl Formatter for Records {
     fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
         if self.shows_urns() {
@@ -549,16 +531,6 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    #[test]
-    fn rejected_candidates_are_shown_on_one_line() {
-        // Printable text as it is, borrowed.
-        assert!(matches!(shown(b"urn:a:b and urn:"), Cow::Borrowed("urn:a:b and urn:")));
-        assert!(matches!(shown("urn:x:\u{e9}t".as_bytes()), Cow::Borrowed("urn:x:\u{e9}t")));
-        // Controls, C0, DEL and C1 (U+0085, NEL), become spaces; a byte that
-        // is no UTF-8 becomes U+FFFD.
-        assert_eq!(shown(b"urn:a:\x01b\xc2\x85c\xff\x7f\n"), "urn:a: b c\u{fffd}  ");
-    }
 
     proptest! {
         /// Records are written straight into the buffer, with the key's and
