@@ -556,3 +556,31 @@ fn nid_filter_on_a_file_scanned_in_windows() {
         assert_eq!(text(&o), format!("{}\n", want.lines().count()));
     }
 }
+
+#[test]
+fn invalid_records_have_the_same_fields_in_jsonl_and_csv() {
+    // "urn:a,b": a NID is letters, digits and inner hyphens (RFC 8141 §2),
+    // so the `,` at byte 5 of the candidate ends it wrongly; the candidate
+    // starts at byte 16 of the input.
+    let input = b"x urn:ab-:x and urn:a,b\n";
+    let names = ["path", "offset", "kind", "error_offset", "candidate"];
+    let o = urnscan_in(&["scan", "--invalid", "--format", "jsonl"], input);
+    let from_json: Vec<Vec<String>> = text(&o)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v.as_object().unwrap().len(), names.len(), "{l}");
+            let field = |name: &&str| match &v[*name] {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            names.iter().map(field).collect()
+        })
+        .collect();
+    let o = urnscan_in(&["scan", "--invalid", "--format", "csv"], input);
+    let mut from_csv = csv_records(&text(&o));
+    assert_eq!(from_csv.remove(0), names);
+    assert_eq!(from_csv, from_json);
+    assert_eq!(from_csv.len(), 2);
+    assert_eq!(from_csv[1][1..4], ["16", "nid-bad-char", "5"]);
+}

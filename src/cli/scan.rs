@@ -225,7 +225,7 @@ impl Records {
     fn header(&self) -> &'static str {
         match self.mode {
             Mode::Occurrences => "path,offset,urn,key,nid",
-            Mode::Invalid => "path,offset,kind,candidate",
+            Mode::Invalid => "path,offset,kind,error_offset,candidate",
         }
     }
 
@@ -317,9 +317,13 @@ impl Records {
                 out.write_all(b"}\n")
             }
             Format::Csv => {
-                let mut offset_text = itoa::Buffer::new();
+                let (mut offset_text, mut error_text) = (itoa::Buffer::new(), itoa::Buffer::new());
                 let offset_text = offset_text.format(offset).as_bytes();
-                write_csv_record(out, &[file.name.as_bytes(), offset_text, kind.as_bytes(), shown.as_bytes()])
+                let error_text = error_text.format(error.offset()).as_bytes();
+                write_csv_record(
+                    out,
+                    &[file.name.as_bytes(), offset_text, kind.as_bytes(), error_text, shown.as_bytes()],
+                )
             }
         }
     }
