@@ -584,3 +584,43 @@ fn invalid_records_have_the_same_fields_in_jsonl_and_csv() {
     assert_eq!(from_csv.len(), 2);
     assert_eq!(from_csv[1][1..4], ["16", "nid-bad-char", "5"]);
 }
+
+#[test]
+fn stats_as_csv_is_the_nid_table_of_the_json() {
+    // Three NIDs: `isbn` (formal: registered with IANA) twice, in two
+    // spellings of one key (RFC 8141 §3.1: the NID's case does not matter),
+    // `x-y` (experimental: RFC 3406's prefix, §5.1 item 4) and `ab`
+    // (reserved: a formal NID is more than two characters, §5.1 item 3)
+    // once each; most occurrences first, then by NID.
+    let input = b"urn:isbn:1 URN:ISBN:1 urn:x-y:a urn:ab:c\n";
+    let o = urnscan_in(&["scan", "--stats", "--format", "json"], input);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let from_json: Vec<Vec<String>> = v["nids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_u64().unwrap().to_string();
+            vec![
+                r["nid"].as_str().unwrap().to_owned(),
+                r["class"].as_str().unwrap().to_owned(),
+                n("occurrences"),
+                n("unique"),
+            ]
+        })
+        .collect();
+    let o = urnscan_in(&["scan", "--stats", "--format", "csv"], input);
+    assert_eq!(o.status.code(), Some(0));
+    let mut rows = csv_records(&text(&o));
+    assert_eq!(rows.remove(0), ["nid", "class", "occurrences", "unique"]);
+    assert_eq!(rows, from_json);
+    assert_eq!(rows[0], ["isbn", "formal", "2", "1"]);
+    assert_eq!(rows[1..], [["ab", "reserved", "1", "1"], ["x-y", "experimental", "1", "1"]]);
+    // A second table would share the stream: a usage error, and no output.
+    for mode in ["--unique", "--invalid"] {
+        let o = urnscan_in(&["scan", "--stats", mode, "--format", "csv"], input);
+        assert_eq!(o.status.code(), Some(2), "{mode}");
+        assert!(o.stdout.is_empty(), "{mode}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("no single CSV form"), "{mode}");
+    }
+}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
@@ -33,6 +33,10 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
     // The total walks the directories once more, but only when a bar may be shown.
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&args.paths, walk)));
+    if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
+        // Two tables of different columns would share one CSV stream.
+        bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
+    }
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
     let opts = JobOptions {
@@ -198,7 +202,8 @@ impl<W: Write> Printer<'_, W> {
         let unique = outcome.table.len();
         match self.records.format {
             Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered),
-            _ => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
+            Format::Csv => write_stats_csv(&mut self.out, nids),
+            Format::Text => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
         }
     }
 }
@@ -494,6 +499,24 @@ fn write_stats_text(
     if t.errors > 0 {
         let row = format!("{:<12} {}", "errors", thousands(t.errors));
         writeln!(out, "{}", palette.paint(ERROR, &row))?;
+    }
+    Ok(())
+}
+
+/// The NID table as CSV, for a spreadsheet: one row per NID, in the order
+/// of the text table. The totals have no place in its columns; the text and
+/// JSON forms give them.
+fn write_stats_csv(out: &mut impl Write, nids: &NidStats) -> io::Result<()> {
+    writeln!(out, "nid,class,occurrences,unique")?;
+    let (mut occurrences, mut unique) = (itoa::Buffer::new(), itoa::Buffer::new());
+    for s in nids.rows() {
+        let fields = [
+            s.nid,
+            s.class.as_str().as_bytes(),
+            occurrences.format(s.occurrences).as_bytes(),
+            unique.format(s.unique).as_bytes(),
+        ];
+        write_csv_record(out, &fields)?;
     }
     Ok(())
 }
