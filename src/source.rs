@@ -108,14 +108,14 @@ impl std::fmt::Display for InputError {
 /// What a user can do about an input error (every input error says it).
 fn hint(error: &io::Error) -> Option<&'static str> {
     match error.kind() {
-        io::ErrorKind::NotFound => Some("check the path; it was skipped and the other inputs were scanned"),
+        io::ErrorKind::NotFound => Some("check the path; it was skipped, and any other inputs were read"),
         io::ErrorKind::PermissionDenied => {
-            Some("check its permissions; it was skipped and the other inputs were scanned")
+            Some("check its permissions; it was skipped, and any other inputs were read")
         }
         io::ErrorKind::InvalidData => Some("the data could not be decoded; it was skipped"),
         // Messages built here already say what happened and what to do.
         io::ErrorKind::Other => None,
-        _ => Some("it was skipped (or cut short) and the other inputs were scanned; check the device or file"),
+        _ => Some("it was skipped (or cut short), and any other inputs were read; check the device or file"),
     }
 }
 

@@ -181,3 +181,19 @@ fn control_characters_of_an_invalid_input_never_reach_the_terminal() {
         assert!(!out.chars().any(|c| c.is_control() && c != '\t' && c != '\n'), "{args:?}: {out:?}");
     }
 }
+
+#[test]
+fn a_lone_dash_is_stdin() {
+    // As for `scan` and `dedup`; "-" is no URN (RFC 8141 §2: "urn:" first).
+    let stdin = b"urn:ab:c\nurn:a:b\n";
+    let dash = urnscan(&["check", "-"], stdin);
+    let none = urnscan(&["check"], stdin);
+    assert_eq!(dash.status.code(), Some(1));
+    assert_eq!(stdout(&dash), stdout(&none));
+    // A NID is 2 to 32 characters (RFC 8141 §2).
+    assert!(stdout(&dash).starts_with("urn:ab:c\tvalid\t"), "{}", stdout(&dash));
+    assert!(stdout(&dash).contains("\nurn:a:b\tinvalid\tnid-too-short"), "{}", stdout(&dash));
+    // Among other arguments it is an argument like them.
+    let mixed = urnscan(&["check", "-", "urn:ab:c"], stdin);
+    assert!(stdout(&mixed).starts_with("-\tinvalid\tnot-urn"), "{}", stdout(&mixed));
+}

@@ -515,6 +515,10 @@ fn nid_filter_rejects_what_is_not_a_nid() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(&format!("invalid --nid: {nid:?} is not a namespace identifier (NID): {why}")), "{err}");
     }
+    // Spaces around a NID are how the list was typed (no NID holds one).
+    let o = urnscan_in(&["scan", "--nid", " isbn , issn", "-"], b"urn:isbn:1 urn:issn:2 urn:ab:3\n");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o), "0:urn:isbn:1\n11:urn:issn:2\n");
     // It selects URNs; rejected candidates have no NID to trust.
     let o = urnscan_in(&["scan", "--nid", "isbn", "--invalid", "-"], b"urn:isbn:1\n");
     assert_eq!(o.status.code(), Some(2));

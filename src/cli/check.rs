@@ -29,7 +29,8 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let judge = Judge { only_invalid: args.invalid, ..Judge::new(grammar(args.rfc2141), args.format, ui.out) };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
-    if args.urns.is_empty() {
+    // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
+    if args.urns.is_empty() || args.urns == ["-"] {
         judge_lines(io::stdin().lock(), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
     } else {
         let mut text = Vec::new();

@@ -385,7 +385,8 @@ fn write_summary(
     }
     if binary.seen > 0 {
         let what = if binary.skipped > 0 { "skipped" } else { "read as text" };
-        writeln!(out, "{:<12} {} files ({what}: a NUL byte in the first 8 KiB)", "binary", thousands(binary.seen))?;
+        let files = if binary.seen == 1 { "file" } else { "files" };
+        writeln!(out, "{:<12} {} {files} ({what}: a NUL byte in the first 8 KiB)", "binary", thousands(binary.seen))?;
     }
     if input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;

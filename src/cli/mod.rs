@@ -320,7 +320,7 @@ impl InputArgs {
 pub enum BinaryArg {
     /// Scan binary files like text (URNs do appear in binary dumps).
     Scan,
-    /// Skip binary files (not an error; they are counted).
+    /// Skip binary files (not an error; `scan --stats` and `dedup` count them in a `binary` row).
     Skip,
 }
 
@@ -435,7 +435,7 @@ pub struct CheckArgs {
     /// were any).
     #[arg(long)]
     invalid: bool,
-    /// URNs to check; none means one per line on stdin.
+    /// URNs to check; none (or `-` alone) means one per line on stdin.
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
     /// Worker threads for lines on stdin (default: one per core, at most 8 per CPU). Output is the same for any value.
@@ -483,6 +483,9 @@ fn nid_filter(nids: &[String], rfc2141: bool) -> anyhow::Result<Option<urnscan::
     if nids.is_empty() {
         return Ok(None);
     }
+    // `--nid 'isbn, issn'`: no NID holds a space, so spaces around one are
+    // only how it was typed.
+    let nids = nids.iter().map(|n| n.trim_matches(' '));
     urnscan::NidFilter::new(nids, grammar(rfc2141)).map(Some).context("invalid --nid")
 }
 
