@@ -298,7 +298,8 @@ pub struct ScanArgs {
 #[derive(clap::Args, Debug)]
 pub struct InputArgs {
     /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
-    /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets are in the decompressed data.
+    /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets and line numbers are those of the
+    /// decompressed data.
     #[arg(short = 'z', long)]
     decompress: bool,
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
@@ -356,7 +357,8 @@ Exit status: 0 on success (also when no URN is left), 1 with --strict if a line 
 /// Options of `urnscan dedup`.
 #[derive(clap::Args, Debug)]
 pub struct DedupArgs {
-    /// Files of one URN per line; none or `-` reads stdin.
+    /// Files of one URN per line (directories: their files, walked as `scan` walks them); none or
+    /// `-` reads stdin.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
     #[command(flatten)]
