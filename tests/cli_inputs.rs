@@ -444,3 +444,47 @@ fn stdin_redirected_from_a_file_reads_from_its_offset_to_its_end() {
         }
     }
 }
+
+#[test]
+fn files_from_lists_paths_by_line_or_by_nul() {
+    // Three files, one in a directory and one whose name holds a line
+    // break: each URN's key appears in two files, so the unique URNs of
+    // one run count 2 for each (RFC 8141 §3.1: `URN:` and the NID in any
+    // case are the same key).
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.txt", b"urn:ab:1\nurn:ab:2\n");
+    fs::create_dir(dir.path().join("d")).unwrap();
+    let d = dir.path().join("d");
+    write(&d, "b.txt", b"URN:AB:1\n");
+    let odd = write(dir.path(), "c\nd.txt", b"urn:Ab:2\n");
+    let d = d.to_str().unwrap();
+    let by_args = urnscan(&["scan", "-u", &a, d, &odd]);
+    assert_eq!(by_args.code, Some(0), "{}", by_args.err);
+    assert_eq!(by_args.out, "2\turn:ab:1\n2\turn:ab:2\n");
+    // NUL-separated (as `find -print0` writes), from a file and from stdin,
+    // and after a path given as an argument.
+    let nul = format!("{d}\0{odd}\0");
+    let list = write(dir.path(), "list0", nul.as_bytes());
+    for run in [
+        urnscan(&["scan", "-u", &a, "--files-from", &list]),
+        urnscan_in(&["scan", "-u", "--files-from", "-", &a], nul.as_bytes()),
+    ] {
+        assert_eq!((run.code, &run.out, &run.err), (Some(0), &by_args.out, &String::new()));
+    }
+    // One per line: the name with a line break cannot be listed so, and is
+    // reported as two missing paths; the others are still read.
+    let run = urnscan_in(&["dedup", "-q", "-c", "--files-from", "-"], format!("{a}\n{d}\n").as_bytes());
+    assert_eq!((run.code, run.out.as_str()), (Some(0), "2\turn:ab:1\n1\turn:ab:2\n"));
+    let run = urnscan_in(&["scan", "-c", "--files-from", "-"], format!("{a}\n{odd}\n").as_bytes());
+    assert_eq!(run.code, Some(2));
+    assert_eq!(run.err.matches("No such file").count(), 2, "{}", run.err);
+    assert!(run.out.contains("a.txt:2\n"), "{}", run.out);
+    // Nothing to read at all, or stdin both the list and an input: errors
+    // before anything is read.
+    let empty = urnscan_in(&["scan", "--files-from", "-"], b"");
+    assert_eq!(empty.code, Some(2));
+    assert!(empty.err.contains("lists no path"), "{}", empty.err);
+    let both = urnscan_in(&["dedup", "--files-from", "-", "-"], a.as_bytes());
+    assert_eq!(both.code, Some(2));
+    assert!(both.err.contains("stdin cannot be an input too"), "{}", both.err);
+}

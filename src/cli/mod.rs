@@ -227,6 +227,7 @@ Examples:
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
+  find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
 Exit status: 0 if a URN was found, 1 if none, 2 if an input could not be read.";
 
@@ -305,15 +306,63 @@ pub struct InputArgs {
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
     #[arg(long, value_enum, default_value_t = BinaryArg::Scan)]
     binary: BinaryArg,
+    /// Also read the paths listed in LIST (`-`: stdin), after those given: one per line, or
+    /// NUL-separated when LIST holds a NUL byte (`find -print0`). One run, however many paths,
+    /// where `xargs` would split them over several runs, each with its own unique URNs.
+    #[arg(long, value_name = "LIST")]
+    files_from: Option<PathBuf>,
 }
 
 impl InputArgs {
+    /// The paths `given` and those of `--files-from`, in that order.
+    fn paths(&self, given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+        use anyhow::{bail, Context};
+        let Some(list) = &self.files_from else { return Ok(given.to_vec()) };
+        let from_stdin = list.as_os_str() == "-";
+        if from_stdin && given.iter().any(|p| p.as_os_str() == "-") {
+            bail!("--files-from - reads the paths from stdin, so stdin cannot be an input too");
+        }
+        let bytes = if from_stdin {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
+        } else {
+            std::fs::read(list)
+        }
+        .with_context(|| format!("cannot read --files-from {}", list.display()))?;
+        let listed = listed_paths(&bytes);
+        if listed.is_empty() && given.is_empty() {
+            // With no path at all the run would read stdin instead.
+            bail!("--files-from {} lists no path, and none was given", list.display());
+        }
+        Ok(given.iter().cloned().chain(listed).collect())
+    }
+
     fn binary_policy(&self) -> urnscan::source::BinaryPolicy {
         match self.binary {
             BinaryArg::Scan => urnscan::source::BinaryPolicy::Scan,
             BinaryArg::Skip => urnscan::source::BinaryPolicy::Skip,
         }
     }
+}
+
+/// The paths of a `--files-from` list: split at NUL bytes when it holds
+/// one (no path holds a NUL, while a name may hold a line break), else at
+/// line ends; empty entries are skipped. A name's bytes are kept as they
+/// are on Unix, where a path is bytes.
+fn listed_paths(bytes: &[u8]) -> Vec<PathBuf> {
+    let separator = if bytes.contains(&0) { 0 } else { b'\n' };
+    bytes.split(|&b| b == separator).filter(|p| !p.is_empty()).map(path_of_bytes).collect()
+}
+
+#[cfg(unix)]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn path_of_bytes(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// `--binary` values.

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -27,12 +28,13 @@ use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
-    if args.paths.is_empty() && io::stdin().is_terminal() {
+    let paths = args.inputs.paths(&args.paths)?;
+    if paths.is_empty() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
     }
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
     // The total walks the directories once more, but only when a bar may be shown.
-    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&args.paths, walk)));
+    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, walk)));
     if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
         // Two tables of different columns would share one CSV stream.
         bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
@@ -64,7 +66,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
         records: Records {
             format: args.format,
-            with_path: !single_input(args),
+            with_path: !single_input(&paths),
             mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
             quiet: args.unique || args.stats || args.count,
         },
@@ -74,7 +76,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         ui,
         progress: &progress,
     };
-    let mut outcome = job::run(&args.paths, &opts, &mut printer).context("cannot write to standard output")?;
+    let mut outcome = job::run(&paths, &opts, &mut printer).context("cannot write to standard output")?;
     progress.finish();
     // With both, the per-NID counts are taken from the unique URNs as they
     // are printed in key order; `--stats` alone, or after the first-seen
@@ -112,8 +114,8 @@ fn exit_code(totals: &Totals) -> ExitCode {
 }
 
 /// Paths are printed unless there is only one input file (or stdin).
-fn single_input(args: &ScanArgs) -> bool {
-    match args.paths.as_slice() {
+fn single_input(paths: &[PathBuf]) -> bool {
+    match paths {
         [] => true,
         [one] => one.as_os_str() == "-" || !one.is_dir(),
         _ => false,
