@@ -162,11 +162,28 @@ fn walk_dir(dir: &Path, opts: WalkOptions, out: &mut Vec<Result<Input, InputErro
 fn walk_error(dir: &Path, err: ignore::Error) -> InputError {
     let path = error_path(&err).unwrap_or(dir).to_string_lossy().into_owned();
     let error = match err.io_error() {
-        Some(io) => io::Error::new(io.kind(), io.to_string()),
+        // The OS's own words: the walker's wrapping repeats the path, which
+        // the message names already.
+        Some(io) => match os_error(io) {
+            Some(code) => io::Error::from_raw_os_error(code),
+            None => io::Error::new(io.kind(), io.to_string()),
+        },
         // Loops (with -L) and the like: the walker's own words say what and where.
         None => io::Error::other(format!("{err}; the loop was not followed and the rest was scanned")),
     };
     InputError { path, error }
+}
+
+/// The OS error code under `io`, however deep the walker wrapped it.
+fn os_error(io: &io::Error) -> Option<i32> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(io);
+    while let Some(err) = source {
+        if let Some(code) = err.downcast_ref::<io::Error>().and_then(io::Error::raw_os_error) {
+            return Some(code);
+        }
+        source = err.source().or_else(|| err.downcast_ref::<io::Error>()?.get_ref().map(|e| e as _));
+    }
+    None
 }
 
 fn error_path(err: &ignore::Error) -> Option<&Path> {
