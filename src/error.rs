@@ -142,8 +142,9 @@ impl ErrorKind {
 }
 
 impl fmt::Display for ErrorKind {
+    /// [`ErrorKind::as_str`], padded as asked (`{:<24}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -188,8 +189,9 @@ impl UrnError {
         format!("{} at byte {}: {}", self.kind, self.offset, self.kind.describe(self.grammar))
     }
 
-    /// The message, then the input (lossily decoded, control bytes shown as
-    /// `.`) with a caret under the offending byte. Long inputs are cut to a
+    /// The message, then the input, one column per byte (printable ASCII as
+    /// it is, control bytes as `.`, each byte of 0x80 and above as U+FFFD,
+    /// so that the caret lines up), with a caret under the offending byte. Long inputs are cut to a
     /// window around the offset so the caret stays on screen.
     pub fn render(&self, input: &[u8]) -> String {
         const WINDOW: usize = 60;
@@ -237,6 +239,13 @@ impl std::error::Error for UrnError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_is_the_name_padded_as_asked() {
+        assert_eq!(format!("{}", ErrorKind::NssEmpty), "nss-empty");
+        assert_eq!(format!("[{:<12}]", ErrorKind::NssEmpty), "[nss-empty   ]");
+        assert_eq!(format!("[{:>12}]", ErrorKind::NssEmpty), "[   nss-empty]");
+    }
 
     #[test]
     fn names_round_trip_and_are_unique() {

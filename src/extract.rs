@@ -30,6 +30,8 @@ pub struct ExtractOptions {
     pub trim: bool,
 }
 
+/// RFC 8141, with trailing punctuation trimmed (rule 3), as `urnscan scan`
+/// runs without options.
 impl Default for ExtractOptions {
     fn default() -> Self {
         ExtractOptions { grammar: Grammar::Rfc8141, trim: true }
@@ -38,6 +40,10 @@ impl Default for ExtractOptions {
 
 /// The URN that starts at `at` (where `hay[at..]` begins with `urn:`), or
 /// why there is none. The error offset is relative to `at`.
+///
+/// # Panics
+///
+/// If `at > hay.len()`.
 pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, UrnError> {
     let window = &hay[at..hay.len().min(at + MAX_URN_LEN + 1)];
     let window = match at.checked_sub(1).map(|i| hay[i]) {

@@ -123,6 +123,12 @@ pub struct JobOptions {
     pub finder: UrnFinder,
 }
 
+/// RFC 8141 with trimming ([`ExtractOptions::default`]), files of 1 MiB or
+/// more mapped ([`MmapPolicy::Auto`]), directories walked without ignore
+/// files or links, **`keys` and `events` both on** (a run that only wants
+/// events should turn `keys` off: the key table is most of a run's memory),
+/// nothing decompressed, binary files scanned, every NID kept, the widest
+/// search kernel.
 impl Default for JobOptions {
     fn default() -> Self {
         JobOptions {
@@ -213,11 +219,22 @@ pub struct FileRef<'a> {
 
 /// Receives results in input order.
 pub trait Sink {
-    /// A URN at byte `offset` of `file`.
-    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()>;
-    /// A candidate that yields no URN; `candidate` is the text from its start.
-    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()>;
-    /// An input that could not be read.
+    /// A URN at byte `offset` of `file`. The default does nothing: a run
+    /// that only keeps keys ([`JobOptions::events`] off) need not write it.
+    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+        let _ = (file, offset, urn);
+        Ok(())
+    }
+    /// A candidate at byte `offset` of `file` that yields no URN:
+    /// `candidate` is its first bytes (up to 64, fewer at the end of the
+    /// input), and `error`'s offset counts from its start. The default does
+    /// nothing.
+    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+        let _ = (file, offset, candidate, error);
+        Ok(())
+    }
+    /// An input that could not be read. Required: an error dropped here
+    /// would be lost without a word.
     fn input_error(&mut self, error: &InputError) -> io::Result<()>;
     /// `file` was scanned as far as it could be read: its own counts
     /// (`files` is 1), after its URNs and rejected candidates and before
@@ -305,7 +322,47 @@ pub struct Outcome {
 
 /// Runs over `paths` (none or `-` is stdin), feeding `sink` in input order.
 /// Unreadable inputs go to [`Sink::input_error`] and the run goes on; only
-/// an error from the sink itself (a closed output) stops it.
+/// an error from the sink itself (a closed output) stops it. The work runs
+/// on the current rayon pool (call it inside `rayon::ThreadPool::install`
+/// to choose the threads); mapping a file installs the process-wide
+/// `SIGBUS` guard of [`crate::platform::mmap`].
+///
+/// # Example
+///
+/// The unique URNs of a directory, by key, with their counts, as `urnscan
+/// scan --unique` finds them (no event is needed, so the sink only hears
+/// of unreadable inputs):
+///
+/// ```
+/// use std::io;
+/// use urnscan::job::{self, JobOptions, Sink};
+/// use urnscan::source::InputError;
+///
+/// struct Errors(Vec<String>);
+/// impl Sink for Errors {
+///     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+///         self.0.push(error.to_string());
+///         Ok(())
+///     }
+/// }
+///
+/// let dir = std::env::temp_dir().join(format!("urnscan-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("a.txt"), "see urn:ISBN:0451450523 and URN:isbn:0451450523.")?;
+/// let opts = JobOptions { events: false, ..JobOptions::default() };
+/// let mut errors = Errors(Vec::new());
+/// let mut outcome = job::run(&[dir.clone()], &opts, &mut errors)?;
+/// let unique: Vec<(String, u64)> = outcome
+///     .table
+///     .sorted()
+///     .iter()
+///     .map(|e| (String::from_utf8_lossy(e.key).into_owned(), e.count))
+///     .collect();
+/// assert_eq!(unique, [("urn:isbn:0451450523".to_owned(), 2)]);
+/// assert!(errors.0.is_empty());
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), io::Error>(())
+/// ```
 pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
     let inputs = source::expand(paths, opts.walk);
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);

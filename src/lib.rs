@@ -63,6 +63,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod decompress;
 pub mod dedup;
 pub mod error;

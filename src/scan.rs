@@ -191,7 +191,9 @@ impl Scanner {
     }
 
     /// Scans the whole buffer in parallel chunks; the events equal
-    /// [`Scanner::scan_sequential`]'s.
+    /// [`Scanner::scan_sequential`]'s. The chunks run on the current rayon
+    /// pool (the global one unless called inside
+    /// `rayon::ThreadPool::install`).
     pub fn scan(&self, hay: &[u8]) -> Vec<Event> {
         self.scan_span(hay, 0, hay.len())
     }

@@ -177,7 +177,8 @@ impl<'a> Urn<'a> {
     /// The URN-equivalence key (RFC 8141 §3, RFC 2141 §5): `urn:`, the NID
     /// lower-cased, `:`, the NSS with the hex digits of its percent-encodings
     /// upper-cased; components dropped; nothing decoded. Borrowed from the
-    /// input when the input is already in that form.
+    /// input when its assigned name (`urn:NID:NSS`, before any component)
+    /// is already in that form.
     pub fn key(&self) -> Cow<'a, str> {
         match key::key_bytes(self.assigned_name_bytes(), self.key_fixes()) {
             Cow::Borrowed(b) => Cow::Borrowed(ascii(b)),

@@ -44,8 +44,11 @@ use std::io::{self, Write};
 pub struct Position {
     /// Index of the input file in input order.
     pub file: u32,
-    /// Where in that file: the byte offset of the URN for `scan`, the
-    /// 1-based line number for `dedup` (see [`crate::lines`]).
+    /// Where in that file. **Its unit is the caller's**: the byte offset of
+    /// the URN where occurrences come from a scan ([`crate::job`],
+    /// `urnscan scan`), the 1-based line number where they come from lines
+    /// ([`crate::lines`], `urnscan dedup`). Only the order matters to a
+    /// table: the earliest position is the first occurrence.
     pub offset: u64,
 }
 

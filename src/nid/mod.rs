@@ -56,8 +56,9 @@ impl NidClass {
 }
 
 impl fmt::Display for NidClass {
+    /// [`NidClass::as_str`], padded as asked (`{:<12}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -171,6 +172,13 @@ fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_is_the_name_padded_as_asked() {
+        assert_eq!(format!("{}", NidClass::Formal), "formal");
+        assert_eq!(format!("[{:<12}]", NidClass::Formal), "[formal      ]");
+        assert_eq!(format!("[{:^8}]", NidClass::Reserved), "[reserved]");
+    }
 
     #[test]
     fn registry_is_embedded_and_parsed() {
