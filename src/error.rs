@@ -178,7 +178,10 @@ impl UrnError {
     }
 
     /// What the grammar requires, in words, without the position: e.g.
-    /// `the NID must be 2 to 32 characters long (RFC 8141 §2)`.
+    /// `the NID must be 2 to 32 characters long (RFC 8141 §2)`. (Not
+    /// `std::error::Error::description`, which is deprecated: through the
+    /// trait, that one gives std's placeholder text. [`UrnError`]'s
+    /// `Display` is [`UrnError::message`].)
     pub fn description(&self) -> &'static str {
         self.kind.describe(self.grammar)
     }

@@ -9,7 +9,7 @@
 //! |---|---|
 //! | [`grammar`] (+ [`grammar::class`]) | validate a byte string against RFC 8141 or RFC 2141 with 256-entry class tables; [`parse`] and [`parse_prefix`] |
 //! | [`urn`] | [`Urn`], the zero-copy parsed view: NID, NSS, r/q/f components |
-//! | [`key`] | the RFC 8141 §3 equivalence key |
+//! | `key` (internal) | the RFC 8141 §3 equivalence key, which [`Urn::key`] and [`Urn::write_key`] give |
 //! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry |
 //! | [`error`] | [`UrnError`]: kind + offset + caret rendering |
 //! | [`platform`] | the only `unsafe`: SIMD kernels (the `urn:` search, class runs, key delimiters; runtime dispatch, scalar fallback) and memory maps |
@@ -76,7 +76,7 @@ pub mod find;
 pub mod gen;
 pub mod grammar;
 pub mod job;
-pub mod key;
+mod key;
 pub mod lines;
 pub mod nid;
 pub mod ordered;

@@ -33,7 +33,6 @@ use urnscan::platform::prefetch::prefetch;
 use urnscan::{NidClass, NidClassifier};
 
 use super::hashed::{Hashed, StoredHash};
-use super::output::nid_bytes_of_key;
 
 /// The rows of the statistics: distinct NIDs, most occurrences first, then
 /// by NID bytes.
@@ -179,7 +178,7 @@ pub(super) fn from_table(table: &ShardedTable) -> NidStats {
         .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
         .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
-                let nid = Hashed::new(nid_bytes_of_key(e.key), &hasher);
+                let nid = Hashed::new(e.nid(), &hasher);
                 let slot = parts[nid.part(PARTS)].entry(nid).or_default();
                 slot.0 += e.count;
                 slot.1 += 1;
@@ -253,12 +252,17 @@ mod tests {
             cuts in prop::collection::vec(0usize..200, 0..8),
         ) {
             let nids = ["a", "a-b", "ab", "abc"];
+            // What `Entry::nid` gives for these keys: the text between the
+            // first two colons.
+            fn nid_of(key: &str) -> &[u8] {
+                key.split(':').nth(1).unwrap().as_bytes()
+            }
             let keys: BTreeMap<String, u64> =
                 entries.iter().map(|((n, nss), &count)| (format!("urn:{}:{nss}", nids[*n]), count)).collect();
             let keys: Vec<(String, u64)> = keys.into_iter().collect();
             let mut want: BTreeMap<&[u8], (u64, u64)> = BTreeMap::new();
             for (key, count) in &keys {
-                let slot = want.entry(nid_bytes_of_key(key.as_bytes())).or_default();
+                let slot = want.entry(nid_of(key)).or_default();
                 slot.0 += count;
                 slot.1 += 1;
             }
@@ -271,7 +275,7 @@ mod tests {
                 .map(|block| {
                     let mut runs = NidRuns::default();
                     for (key, count) in &keys[block[0]..block[1]] {
-                        runs.add(nid_bytes_of_key(key.as_bytes()), *count);
+                        runs.add(nid_of(key), *count);
                     }
                     runs
                 })

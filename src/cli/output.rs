@@ -159,7 +159,7 @@ pub fn entry_json(out: &mut Vec<u8>, e: &Entry<'_>, path: &str, position: &str) 
     out.extend_from_slice(b",\"count\":");
     write_u64(out, e.count)?;
     out.extend_from_slice(b",\"nid\":");
-    json_appended(out, check_nid, |out| out.extend_from_slice(nid_bytes_of_key(e.key)))?;
+    json_appended(out, check_nid, |out| out.extend_from_slice(e.nid()))?;
     out.extend_from_slice(b",\"path\":");
     json_str(out, path)?;
     out.extend_from_slice(b",\"");
@@ -179,19 +179,13 @@ pub fn entry_csv(out: &mut Vec<u8>, e: &Entry<'_>, path: &str) -> io::Result<()>
     out.push(b',');
     write_u64(out, e.count)?;
     out.push(b',');
-    csv_appended(out, check_nid, |out| out.extend_from_slice(nid_bytes_of_key(e.key)))?;
+    csv_appended(out, check_nid, |out| out.extend_from_slice(e.nid()))?;
     out.push(b',');
     write_csv_field(out, path.as_bytes())?;
     out.push(b',');
     write_u64(out, e.first.offset)?;
     out.push(b'\n');
     Ok(())
-}
-
-/// The NID of an equivalence key (`urn:NID:NSS`), already lower-cased.
-pub fn nid_bytes_of_key(key: &[u8]) -> &[u8] {
-    let rest = key.get(4..).unwrap_or_default();
-    rest.split(|&b| b == b':').next().unwrap_or_default()
 }
 
 /// Writes `n` in decimal. Output lines are printed by the million, and
@@ -410,14 +404,10 @@ mod tests {
     }
 
     #[test]
-    fn separators_and_nids() {
+    fn separators() {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
-        assert_eq!(nid_bytes_of_key(b"urn:isbn:123:4"), b"isbn");
-        assert_eq!(nid_bytes_of_key(b"urn:x-y"), b"x-y");
-        assert_eq!(nid_bytes_of_key(b"urn"), b"");
-        assert_eq!(nid_bytes_of_key(b"urn:nbn:de:1"), b"nbn");
     }
 }

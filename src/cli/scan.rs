@@ -21,8 +21,8 @@ use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
 use super::nid_stats::{self, NidRuns, NidStats};
 use super::output::{
-    csv_appended, entry_csv, entry_json, json_appended, json_str, nid_bytes_of_key, pad, shown, thousands,
-    thousands_len, write_csv_field, write_csv_record, write_thousands, write_u64,
+    csv_appended, entry_csv, entry_json, json_appended, json_str, pad, shown, thousands, thousands_len,
+    write_csv_field, write_csv_record, write_thousands, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
@@ -183,7 +183,7 @@ impl<W: Write> Printer<'_, W> {
             let mut block_runs = NidRuns::default();
             sorted.iter_range(*start..start + RANGE_ENTRIES).try_for_each(|e| {
                 if count_nids {
-                    block_runs.add(nid_bytes_of_key(e.key), e.count);
+                    block_runs.add(e.nid(), e.count);
                 }
                 record(&e, text)
             })?;

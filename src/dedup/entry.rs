@@ -66,6 +66,24 @@ pub struct Entry<'t> {
     pub first: Position,
 }
 
+impl<'t> Entry<'t> {
+    /// The NID as the key holds it (lower-cased): what per-NID counts
+    /// group by.
+    ///
+    /// ```
+    /// use urnscan::{KeyTable, Position};
+    ///
+    /// let mut table = KeyTable::new();
+    /// table.insert(b"urn:isbn:0451450523", b"URN:ISBN:0451450523", Position::default(), 1);
+    /// let entry = table.iter().next().unwrap();
+    /// assert_eq!(entry.nid(), b"isbn");
+    /// ```
+    pub fn nid(&self) -> &'t [u8] {
+        let rest = self.key.get(4..).unwrap_or_default();
+        rest.split(|&b| b == b':').next().unwrap_or_default()
+    }
+}
+
 /// A first-seen raw form: the bytes themselves, or a key and the delta
 /// that turns it into the raw form (see the module documentation). Cheap
 /// to copy; [`Raw::to_vec`] and [`Raw::write_to`] give the bytes.
@@ -438,6 +456,16 @@ fn read_varint(b: &[u8], at: &mut usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nid_is_what_lies_between_the_first_two_colons() {
+        let nid = |key: &'static [u8]| Entry { key, raw: Raw::from(key), count: 1, first: Position::default() }.nid();
+        assert_eq!(nid(b"urn:isbn:123:4"), b"isbn");
+        assert_eq!(nid(b"urn:nbn:de:1"), b"nbn");
+        // Not keys a table holds, but no panic either.
+        assert_eq!(nid(b"urn:x-y"), b"x-y");
+        assert_eq!(nid(b"urn"), b"");
+    }
 
     fn roundtrip(key: &[u8], raw: &[u8], at: Position, count: Count) -> (Header, Vec<u8>) {
         let mut out = vec![0xAA]; // entries need not start at 0
