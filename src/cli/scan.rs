@@ -28,6 +28,10 @@ use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
+    if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
+        // Two tables of different columns would share one CSV stream.
+        bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
+    }
     let paths = args.inputs.paths(&args.paths)?;
     if paths.is_empty() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
@@ -35,10 +39,6 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
     // The total walks the directories once more, but only when a bar may be shown.
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, walk)));
-    if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
-        // Two tables of different columns would share one CSV stream.
-        bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
-    }
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
     let opts = JobOptions {

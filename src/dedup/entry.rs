@@ -117,7 +117,10 @@ impl<'t> Raw<'t> {
         }
     }
 
-    /// The bytes, when they are stored as they are (no allocation).
+    /// The bytes, when they are stored as they are (no allocation): a form
+    /// made from bytes, or a first-seen form that is its key. `None` for a
+    /// form a table keeps as a delta from its key (letters in another case,
+    /// components): then [`Raw::to_vec`] or [`Raw::write_to`] give them.
     pub fn as_bytes(&self) -> Option<&'t [u8]> {
         match self.0 {
             Repr::Bytes(b) => Some(b),
