@@ -107,9 +107,8 @@ impl NidRuns {
     fn push(&mut self, nid: &[u8], occurrences: u64, unique: u64) {
         let start = self.text.len();
         self.text.extend_from_slice(nid);
-        // NIDs are at most 32 bytes; the clamp only keeps a broken table
-        // from wrapping.
-        let len = u32::try_from(nid.len()).unwrap_or(u32::MAX);
+        // A NID is part of a key, which is at most `MAX_URN_LEN` bytes.
+        let len = nid.len().min(urnscan::MAX_URN_LEN) as u32;
         self.rows.push(Row { occurrences, unique, start, len, class: NidClass::Unregistered });
     }
 
