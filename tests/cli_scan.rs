@@ -278,6 +278,65 @@ fn count_per_input() {
     assert_eq!(text(&o), "{\"path\":\"-\",\"count\":1}\n");
 }
 
+/// `-H`, `-I`, `-N` and `-0` shape text records as grep's and ripgrep's
+/// options of those letters do, and `-l` lists the inputs holding a URN.
+/// The offsets are counted by hand in the files of `corpus`: a.txt holds
+/// `URN:isbn:1` at 6 and `urn:zz:q` at 23 (the comma and the full stop
+/// trimmed), b.txt three URNs at 0, 16 and 31, sub/c.txt `urn:ab:%2C` at 0
+/// and `urn:a:b` (a one-letter NID, RFC 8141 §2) at 11.
+#[test]
+fn paths_and_offsets_shown_or_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    fs::write(dir.path().join("e.txt"), "no identifiers, return:x\n").unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (a, b) = (format!("{d}/a.txt"), format!("{d}/b.txt"));
+    let run = |args: &[&str], stdin: &[u8]| {
+        let o = urnscan_in(args, stdin);
+        (text(&o), o.status.code())
+    };
+    // The URNs alone, in input order, as `grep -oh`.
+    let (out, code) = run(&["scan", "-IN", d], b"");
+    assert_eq!(out, "URN:isbn:1\nurn:zz:q\nurn:ISBN:1\nurn:isbn:1\nurn:ab:%2c\nurn:ab:%2C\n");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        run(&["scan", "-N", &a, &b], b"").0,
+        format!("{a}:URN:isbn:1\n{a}:urn:zz:q\n{b}:urn:ISBN:1\n{b}:urn:isbn:1\n{b}:urn:ab:%2c\n")
+    );
+    // The path of a single file, and stdin's `-`; the last of -H and -I wins.
+    assert_eq!(run(&["scan", "-H", &a], b"").0, format!("{a}:6:URN:isbn:1\n{a}:23:urn:zz:q\n"));
+    assert_eq!(run(&["scan", "-H"], b"x urn:ab:c\n").0, "-:2:urn:ab:c\n");
+    assert_eq!(run(&["scan", "-H", "-I", &a], b"").0, "6:URN:isbn:1\n23:urn:zz:q\n");
+    assert_eq!(run(&["scan", "-I", "-H", &a], b"").0, format!("{a}:6:URN:isbn:1\n{a}:23:urn:zz:q\n"));
+    assert_eq!(run(&["scan", "-0", &a, &b], b"").0.lines().next(), Some(format!("{a}\u{0}6:URN:isbn:1").as_str()));
+    // A rejected candidate is shown with its path even from one input: -I
+    // leaves it out, -N the offset. The text shown runs on past the
+    // candidate (up to 64 bytes), the newline as a space.
+    let c = format!("{d}/sub/c.txt");
+    assert_eq!(run(&["scan", "--invalid", &c], b"").0, format!("{c}:11:nid-too-short\turn:a:b \n"));
+    assert_eq!(run(&["scan", "--invalid", "-IN", d], b"").0, "nid-too-short\turn:a:b \n");
+    // Counts: the path of one input with -H, none of many with -I.
+    assert_eq!(run(&["scan", "-c", "-H", &b], b"").0, format!("{b}:3\n"));
+    assert_eq!(run(&["scan", "-c", "-I", d], b"").0, "2\n3\n1\n");
+    // -l: the inputs that hold a URN (with --invalid, a rejected candidate), by name.
+    assert_eq!(run(&["scan", "-l", d], b""), (format!("{a}\n{b}\n{c}\n"), Some(0)));
+    assert_eq!(run(&["scan", "--files-with-matches", "--invalid", d], b"").0, format!("{c}\n"));
+    assert_eq!(run(&["scan", "-l", "-0", &a, &c], b"").0, format!("{a}\u{0}{c}\u{0}"));
+    assert_eq!(run(&["scan", "-l", &format!("{d}/e.txt")], b""), (String::new(), Some(1)));
+    assert_eq!(run(&["scan", "-l"], b"urn:ab:c\n").0, "-\n");
+    assert_eq!(run(&["scan", "-l", "--format", "csv", &a, &c], b"").0, format!("path\n{a}\n{c}\n"));
+    let (out, _) = run(&["scan", "-l", "--nid", "zz", "--format", "jsonl", d], b"");
+    assert_eq!(out, format!("{{\"path\":{}}}\n", serde_json::to_string(&a).unwrap()));
+    // Text only: jsonl and csv records keep their fields; -l lists no URN.
+    for args in
+        [&["-N", "--format", "jsonl"][..], &["-I", "--format", "csv"], &["-l", "-u"], &["-l", "-c"], &["-N", "-u"]]
+    {
+        let o = urnscan_in(&[&["scan"][..], args, &[d]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn count_reports_unreadable_inputs_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,6 +376,8 @@ fn same_output_for_every_thread_count_and_mmap_policy() {
         &["scan", "--stats", "--format", "json", d],
         &["scan", "-u", "--stats", d],
         &["scan", "-c", d],
+        &["scan", "-IN", d],
+        &["scan", "-l", d],
     ];
     for mode in modes {
         let run = |extra: &[&str]| {

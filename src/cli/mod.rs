@@ -224,6 +224,8 @@ Examples:
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
+  urnscan scan -IN dump/                    the URNs alone, one per line (as grep -oh)
+  urnscan scan -l dump/                     the files that hold a URN (as grep -l)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
@@ -266,6 +268,25 @@ pub struct ScanArgs {
     /// Output format (`json` is for --stats: one object).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Only the paths of the inputs that hold a URN (with --invalid: a
+    /// rejected candidate), one per line, as `grep -l`; stdin is `-`.
+    #[arg(short = 'l', long, visible_alias = "files-with-matches", conflicts_with_all = ["unique", "stats", "count"])]
+    files_with_urns: bool,
+    /// Print the path before each text record, also for a single file or
+    /// stdin (`-`), as `grep -H`.
+    #[arg(short = 'H', long, overrides_with = "no_filename", conflicts_with_all = ["unique", "stats"])]
+    with_filename: bool,
+    /// Never print the path before a text record: `-IN` prints the URNs
+    /// alone, one per line, as `grep -oh`.
+    #[arg(short = 'I', long, overrides_with = "with_filename", conflicts_with_all = ["unique", "stats", "files_with_urns"])]
+    no_filename: bool,
+    /// Leave out the byte offset before each text record (occurrences and --invalid).
+    #[arg(short = 'N', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
+    no_offset: bool,
+    /// End each printed path with a NUL byte instead of `:` or a newline
+    /// (text; for `xargs -0` and paths with any bytes), as `grep -Z`.
+    #[arg(short = '0', long, conflicts_with_all = ["unique", "stats"])]
+    null: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,

@@ -32,6 +32,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         // Two tables of different columns would share one CSV stream.
         bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
     }
+    if args.format != Format::Text && (args.with_filename || args.no_filename || args.no_offset || args.null) {
+        // Their records always have both fields: dropping one would change
+        // the columns a reader of the format relies on.
+        bail!("-H, -I, -N and -0 shape text output only: jsonl and csv records always hold the path and the offset");
+    }
     let paths = args.inputs.paths(&args.paths)?;
     if paths.is_empty() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
@@ -40,6 +45,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // The total walks the directories once more, but only when a bar may be shown.
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, walk)));
     let nids = nid_filter(&args.nids, args.rfc2141)?;
+    let per_input = match (args.count, args.files_with_urns) {
+        (true, _) => PerInput::Count,
+        (false, true) => PerInput::Path,
+        (false, false) => PerInput::Nothing,
+    };
     let filtered = nids.is_some();
     let opts = JobOptions {
         extract: ExtractOptions { grammar: grammar(args.rfc2141), trim: !args.no_trim },
@@ -50,8 +60,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         },
         walk,
         keys: args.unique || args.stats,
-        // Counting needs only the totals of each input.
-        events: !args.count && (!(args.unique || args.stats) || args.invalid),
+        // Counting and listing inputs need only the totals of each input.
+        events: per_input == PerInput::Nothing && (!(args.unique || args.stats) || args.invalid),
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
         progress: progress.counter(),
         decompress: args.inputs.decompress,
@@ -66,13 +76,17 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
         records: Records {
             format: args.format,
-            with_path: !single_input(&paths),
+            with_path: args.with_filename || (!args.no_filename && !single_input(&paths)),
+            no_path: args.no_filename,
+            with_offset: !args.no_offset,
+            path_end: if args.null { b'\0' } else { b':' },
+            many_inputs: !single_input(&paths),
             mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
-            quiet: args.unique || args.stats || args.count,
+            quiet: args.unique || args.stats || per_input != PerInput::Nothing,
         },
         header_done: false,
         line: Vec::new(),
-        count: args.count,
+        per_input,
         ui,
         progress: &progress,
     };
@@ -128,14 +142,24 @@ enum Mode {
     Invalid,
 }
 
+/// What is printed when an input is done.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PerInput {
+    Nothing,
+    /// How many URNs it holds (`--count`).
+    Count,
+    /// Its path, if it holds one (`--files-with-urns`).
+    Path,
+}
+
 struct Printer<'p, W: Write> {
     out: W,
     records: Records,
     header_done: bool,
     /// A record made for `out` (see [`Records::urn`]).
     line: Vec<u8>,
-    /// Only each input's count is printed (`--count`).
-    count: bool,
+    /// Only each input's count or path is printed (`--count`, `-l`).
+    per_input: PerInput,
     ui: Ui,
     /// Input errors on stderr are written around it.
     progress: &'p Progress,
@@ -197,6 +221,44 @@ impl<W: Write> Printer<'_, W> {
         Ok(Some(NidRuns::joined(blocks.collect()).into_stats()))
     }
 
+    /// An input's count (`--count`): `path:count`, or the count alone.
+    fn input_count(&mut self, file: FileRef<'_>, n: u64) -> io::Result<()> {
+        self.header("path,count")?;
+        match self.records.format {
+            Format::Text => {
+                self.path_prefix(file.name)?;
+                write_u64(&mut self.out, n)?;
+                self.out.write_all(b"\n")
+            }
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"path\":")?;
+                json_str(&mut self.out, file.name)?;
+                writeln!(self.out, ",\"count\":{n}}}")
+            }
+            Format::Csv => {
+                write_csv_record(&mut self.out, &[file.name.as_bytes(), itoa::Buffer::new().format(n).as_bytes()])
+            }
+        }
+    }
+
+    /// The path of an input that holds what is looked for (`-l`): a line,
+    /// or NUL-terminated with `-0`.
+    fn input_path(&mut self, file: FileRef<'_>) -> io::Result<()> {
+        self.header("path")?;
+        match self.records.format {
+            Format::Text => {
+                self.out.write_all(file.name.as_bytes())?;
+                self.out.write_all(if self.records.path_end == 0 { b"\0" } else { b"\n" })
+            }
+            Format::Jsonl | Format::Json => {
+                self.out.write_all(b"{\"path\":")?;
+                json_str(&mut self.out, file.name)?;
+                self.out.write_all(b"}\n")
+            }
+            Format::Csv => write_csv_record(&mut self.out, &[file.name.as_bytes()]),
+        }
+    }
+
     /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
     /// say how many URNs of the others were left out.
     fn stats(&mut self, outcome: &Outcome, nids: &NidStats, filtered: bool) -> io::Result<()> {
@@ -217,7 +279,17 @@ impl<W: Write> Printer<'_, W> {
 #[derive(Clone, Copy)]
 struct Records {
     format: Format,
+    /// `path:` before an occurrence or a count in text (`-H`, `-I`, and
+    /// by default when there is more than one input).
     with_path: bool,
+    /// No path before a rejected candidate in text either (`-I`).
+    no_path: bool,
+    /// The offset before an occurrence or a rejected candidate in text (not `-N`).
+    with_offset: bool,
+    /// What follows a path in text: `:`, or NUL with `-0`.
+    path_end: u8,
+    /// More than one input, or a directory: counts of 0 are left out.
+    many_inputs: bool,
     mode: Mode,
     /// Occurrences are not printed (unique, stats and count runs).
     quiet: bool,
@@ -240,6 +312,15 @@ impl Records {
     fn path_prefix(&self, out: &mut impl Write, path: &str) -> io::Result<()> {
         if self.with_path {
             out.write_all(path.as_bytes())?;
+            out.write_all(&[self.path_end])?;
+        }
+        Ok(())
+    }
+
+    /// `offset:` before a text record, unless `-N`.
+    fn offset_prefix(&self, out: &mut impl Write, offset: u64) -> io::Result<()> {
+        if self.with_offset {
+            write_u64(out, offset)?;
             out.write_all(b":")?;
         }
         Ok(())
@@ -253,8 +334,7 @@ impl Records {
         match self.format {
             Format::Text => {
                 self.path_prefix(out, file.name)?;
-                write_u64(out, offset)?;
-                out.push(b':');
+                self.offset_prefix(out, offset)?;
                 out.extend_from_slice(urn.as_bytes());
                 out.push(b'\n');
             }
@@ -303,10 +383,12 @@ impl Records {
         let kind = error.kind().as_str();
         match self.format {
             Format::Text => {
-                out.write_all(file.name.as_bytes())?;
-                out.write_all(b":")?;
-                write_u64(out, offset)?;
-                out.write_all(b":")?;
+                // The path even of a single input, as before -H and -I.
+                if !self.no_path {
+                    out.write_all(file.name.as_bytes())?;
+                    out.write_all(&[self.path_end])?;
+                }
+                self.offset_prefix(out, offset)?;
                 out.write_all(kind.as_bytes())?;
                 out.write_all(b"\t")?;
                 out.write_all(shown.as_bytes())?;
@@ -398,29 +480,14 @@ impl<W: Write> Sink for Printer<'_, W> {
     }
 
     fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
-        if !self.count {
-            return Ok(());
-        }
         let n = if self.records.mode == Mode::Invalid { totals.invalid() } else { totals.valid };
-        // As `rg -c`: of many inputs, only those with something to count.
-        if n == 0 && self.records.with_path {
-            return Ok(());
-        }
-        self.header("path,count")?;
-        match self.records.format {
-            Format::Text => {
-                self.path_prefix(file.name)?;
-                write_u64(&mut self.out, n)?;
-                self.out.write_all(b"\n")
-            }
-            Format::Jsonl | Format::Json => {
-                self.out.write_all(b"{\"path\":")?;
-                json_str(&mut self.out, file.name)?;
-                writeln!(self.out, ",\"count\":{n}}}")
-            }
-            Format::Csv => {
-                write_csv_record(&mut self.out, &[file.name.as_bytes(), itoa::Buffer::new().format(n).as_bytes()])
-            }
+        match self.per_input {
+            PerInput::Nothing => Ok(()),
+            PerInput::Path if n == 0 => Ok(()),
+            PerInput::Path => self.input_path(file),
+            // As `rg -c`: of many inputs, only those with something to count.
+            PerInput::Count if n == 0 && self.records.many_inputs => Ok(()),
+            PerInput::Count => self.input_count(file, n),
         }
     }
 
@@ -578,7 +645,16 @@ mod tests {
             prop_assume!(urn.is_ok());
             let urn = urn.unwrap();
             let file = FileRef { index: 0, name: &path };
-            let records = |format| Records { format, with_path: true, mode: Mode::Occurrences, quiet: false };
+            let records = |format| Records {
+                format,
+                with_path: true,
+                no_path: false,
+                with_offset: true,
+                path_end: b':',
+                many_inputs: true,
+                mode: Mode::Occurrences,
+                quiet: false,
+            };
             let mut out = Vec::new();
             records(Format::Jsonl).urn(&mut out, file, offset, &urn).unwrap();
             prop_assert_eq!(out.pop(), Some(b'\n'));
