@@ -20,6 +20,7 @@
 //! | [`source`] | inputs: walking directories, mapping, reading or streaming files; binary files |
 //! | [`decompress`] | gzip and zstd inputs (`-z`), recognised by magic, decoded ahead on their own threads |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
+//! | [`stats`] | per-NID statistics of a finished key table: occurrences, distinct keys, class |
 //! | [`ordered`] | output formatted a block at a time on several threads, written in order |
 //! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
 //!
@@ -75,6 +76,7 @@ pub mod extract;
 pub mod find;
 pub mod gen;
 pub mod grammar;
+pub mod hashed;
 pub mod job;
 mod key;
 pub mod lines;
@@ -83,6 +85,7 @@ pub mod ordered;
 pub mod platform;
 pub mod scan;
 pub mod source;
+pub mod stats;
 pub mod urn;
 
 pub use dedup::{KeyTable, Position, ShardedTable};

@@ -208,6 +208,15 @@ fn corpus(dir: &Path) {
     fs::write(dir.join("sub/c.txt"), "urn:ab:%2C urn:a:b\n").unwrap();
 }
 
+/// [`corpus`] in a new directory, with e.txt, which holds no URN (`return:x`
+/// is no candidate: `urn:` right after a letter is not at a left boundary).
+fn corpus_and_a_file_of_none() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    fs::write(dir.path().join("e.txt"), "no identifiers, return:x\n").unwrap();
+    dir
+}
+
 #[test]
 fn unique_sorted_by_key_first_seen_in_input_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,9 +261,7 @@ fn stats_json_object() {
 /// has 2 to 32 characters); e.txt holds none and is left out.
 #[test]
 fn count_per_input() {
-    let dir = tempfile::tempdir().unwrap();
-    corpus(dir.path());
-    fs::write(dir.path().join("e.txt"), "no identifiers, return:x\n").unwrap();
+    let dir = corpus_and_a_file_of_none();
     let d = dir.path().to_str().unwrap();
     let o = urnscan_in(&["scan", "--count", d], b"");
     assert_eq!(o.status.code(), Some(0));
@@ -286,9 +293,7 @@ fn count_per_input() {
 /// and `urn:a:b` (a one-letter NID, RFC 8141 §2) at 11.
 #[test]
 fn paths_and_offsets_shown_or_left_out() {
-    let dir = tempfile::tempdir().unwrap();
-    corpus(dir.path());
-    fs::write(dir.path().join("e.txt"), "no identifiers, return:x\n").unwrap();
+    let dir = corpus_and_a_file_of_none();
     let d = dir.path().to_str().unwrap();
     let (a, b) = (format!("{d}/a.txt"), format!("{d}/b.txt"));
     let run = |args: &[&str], stdin: &[u8]| {

@@ -93,9 +93,9 @@ use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
 use urnscan::{ExtractOptions, Grammar, Scanner};
 
 use super::gen::parse_size;
-use super::hashed::{Hashed, StoredHash};
 use super::output::thousands;
 use super::{grammar, BenchArgs};
+use urnscan::hashed::{Hashed, StoredHash};
 
 /// `bench --format` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -19,13 +19,13 @@ use urnscan::{ExtractOptions, NidClass, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
 use super::dedup::SortOrder;
-use super::nid_stats::{self, NidRuns, NidStats};
 use super::output::{
     csv_appended, entry_csv, entry_json, json_appended, json_str, pad, shown, thousands, thousands_len,
     write_csv_field, write_csv_record, write_thousands, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
+use urnscan::stats::{NidRuns, NidStats};
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
@@ -100,7 +100,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         nids = printer.unique(&mut outcome, args.stats, args.sort)?;
     }
     if args.stats {
-        let nids = nids.unwrap_or_else(|| nid_stats::from_table(&outcome.table));
+        let nids = nids.unwrap_or_else(|| NidStats::from_table(&outcome.table));
         printer.stats(&outcome, &nids, filtered)?;
     }
     printer.out.flush().context("cannot write to standard output")?;

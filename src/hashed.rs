@@ -7,15 +7,17 @@
 //! that parts can be filled in parallel. Equality still compares the
 //! bytes: two strings of equal hash stay apart.
 //!
-//! Used by `scan --stats` (the counts per NID) and by `bench --lines` (its
-//! reference row, the distinct lines in a hash set).
+//! Used by [`crate::stats`] (the counts per NID) and by `urnscan bench
+//! --lines` (its reference row, the distinct lines in a hash set).
 
 use std::hash::{BuildHasher, Hash, Hasher};
 
 /// Bytes and their hash, computed once.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Hashed<'t> {
+pub struct Hashed<'t> {
+    /// The hash of `bytes`, by the hasher of [`Hashed::new`].
     pub hash: u64,
+    /// The bytes themselves, compared when two hashes are equal.
     pub bytes: &'t [u8],
 }
 
@@ -50,7 +52,7 @@ impl Hash for Hashed<'_> {
 
 /// The hasher of maps keyed by [`Hashed`]: the hash it carries, unchanged.
 #[derive(Default)]
-pub(super) struct StoredHash(u64);
+pub struct StoredHash(u64);
 
 impl Hasher for StoredHash {
     fn finish(&self) -> u64 {

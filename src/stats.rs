@@ -1,17 +1,50 @@
-//! The per-NID rows of `urnscan scan --stats`: for each distinct NID, how
-//! many URNs of it were found, how many distinct keys they make, and its
-//! class (RFC 8141 §5).
+//! Statistics per namespace: for each distinct NID, how many URNs of it
+//! were found, how many distinct keys (RFC 8141 §3 classes) they make, and
+//! its class (RFC 8141 §5), most occurrences first. What `urnscan scan
+//! --stats` prints, from a finished key table.
+//!
+//! ```
+//! use std::io;
+//! use urnscan::job::{self, JobOptions, Sink};
+//! use urnscan::source::InputError;
+//! use urnscan::stats::NidStats;
+//! use urnscan::NidClass;
+//!
+//! /// Only the inputs that cannot be read are heard of: no event is asked for.
+//! struct Unreadable(usize);
+//! impl Sink for Unreadable {
+//!     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+//!         eprintln!("{error}");
+//!         self.0 += 1;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let dir = std::env::temp_dir().join(format!("urnscan-stats-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! std::fs::write(dir.join("a.txt"), "urn:ISBN:0451450523, urn:isbn:0451450523, urn:isbn:0140449116 and urn:urn-7:x")?;
+//! let opts = JobOptions { events: false, ..JobOptions::default() };
+//! let mut unreadable = Unreadable(0);
+//! let outcome = job::run(&[dir.clone()], &opts, &mut unreadable)?;
+//! assert_eq!(unreadable.0, 0);
+//! let stats = NidStats::from_table(&outcome.table);
+//! let rows: Vec<(&[u8], NidClass, u64, u64)> =
+//!     stats.rows().map(|r| (r.nid, r.class, r.occurrences, r.unique)).collect();
+//! assert_eq!(rows, [(&b"isbn"[..], NidClass::Formal, 3, 2), (b"urn-7", NidClass::Informal, 1, 1)]);
+//! std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), io::Error>(())
+//! ```
 //!
 //! Two ways to count, both from the finished key table (one entry per
 //! distinct key, with its count):
 //!
-//! - **In key order** ([`NidRuns`]), when `--unique` prints the entries
-//!   sorted anyway: keys of one NID share the prefix `urn:NID:`, so they
-//!   come as one run, and a NID is counted by comparing it with the
-//!   previous one. No NID is hashed or looked up among 100,000 others.
-//! - **By hash** ([`from_table`]), for `--stats` alone or with the
-//!   first-seen order: every shard's entries counted into maps keyed by the
-//!   NID, in parallel.
+//! - **In key order** ([`NidRuns`]), when the entries are read sorted
+//!   anyway (as `--unique` prints them): keys of one NID share the prefix
+//!   `urn:NID:`, so they come as one run, and a NID is counted by
+//!   comparing it with the previous one. No NID is hashed or looked up
+//!   among 100,000 others.
+//! - **By hash** ([`NidStats::from_table`]), in any order: every shard's
+//!   entries counted into maps keyed by the NID, in parallel.
 //!
 //! # Memory
 //!
@@ -28,29 +61,51 @@ use std::hash::BuildHasherDefault;
 use std::ops::Range;
 
 use rayon::prelude::*;
-use urnscan::dedup::ShardedTable;
-use urnscan::platform::prefetch::prefetch;
-use urnscan::{NidClass, NidClassifier};
 
-use super::hashed::{Hashed, StoredHash};
+use crate::dedup::ShardedTable;
+use crate::hashed::{Hashed, StoredHash};
+use crate::platform::prefetch::prefetch;
+use crate::{NidClass, NidClassifier};
 
 /// The rows of the statistics: distinct NIDs, most occurrences first, then
 /// by NID bytes.
-pub(super) struct NidStats {
+#[derive(Clone, Debug, Default)]
+pub struct NidStats {
     text: Vec<u8>,
     rows: Vec<Row>,
 }
 
-/// One row as the output reads it.
-pub(super) struct NidRow<'s> {
+/// One row: a NID and its counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NidRow<'s> {
     /// Lower-case, as in the keys: ASCII by both grammars.
     pub nid: &'s [u8],
+    /// Its class: formal, informal, experimental or unregistered.
     pub class: NidClass,
+    /// URNs of this NID, every occurrence counted.
     pub occurrences: u64,
+    /// Distinct keys of this NID.
     pub unique: u64,
 }
 
 impl NidStats {
+    /// Counts the entries of `table` by NID, in any order (see the module
+    /// docs): hash maps filled on the current rayon pool.
+    pub fn from_table(table: &ShardedTable) -> NidStats {
+        from_table(table)
+    }
+
+    /// How many distinct NIDs (rows) there are.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// No NID at all (no URN was counted).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows, most occurrences first, then by NID bytes.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = NidRow<'_>> + '_ {
         self.rows.iter().map(|r| NidRow {
             nid: &self.text[r.nid()],
@@ -61,7 +116,7 @@ impl NidStats {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Row {
     occurrences: u64,
     unique: u64,
@@ -85,8 +140,33 @@ impl Row {
 /// from printing: kept as a reference into the table, each NID was read
 /// again when the rows were made, a cache miss per NID (on 256 MiB of
 /// dense text with 130,000 NIDs, most of the rows' cost).
-#[derive(Default)]
-pub(super) struct NidRuns {
+///
+/// Entries out of key order are not merged: a NID met again after another
+/// one gets a second row. In key order the rows are those of
+/// [`NidStats::from_table`]:
+///
+/// ```
+/// use urnscan::stats::{NidRuns, NidStats};
+/// use urnscan::{Grammar, Position, ShardedTable};
+///
+/// let mut table = ShardedTable::new();
+/// for (i, urn) in ["urn:isbn:1", "URN:ISSN:2", "urn:ISBN:1", "urn:isbn:3"].iter().enumerate() {
+///     let urn = urnscan::parse(urn.as_bytes(), Grammar::Rfc8141).unwrap();
+///     table.insert(urn.key().as_bytes(), urn.as_bytes(), Position { file: 0, offset: i as u64 }, 1);
+/// }
+/// let mut runs = NidRuns::default();
+/// for e in table.sorted().iter() {
+///     runs.add(e.nid(), e.count);
+/// }
+/// let in_key_order: Vec<(Vec<u8>, u64, u64)> =
+///     runs.into_stats().rows().map(|r| (r.nid.to_vec(), r.occurrences, r.unique)).collect();
+/// let by_hash: Vec<(Vec<u8>, u64, u64)> =
+///     NidStats::from_table(&table).rows().map(|r| (r.nid.to_vec(), r.occurrences, r.unique)).collect();
+/// assert_eq!(in_key_order, [(b"isbn".to_vec(), 3, 2), (b"issn".to_vec(), 1, 1)]);
+/// assert_eq!(in_key_order, by_hash);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct NidRuns {
     text: Vec<u8>,
     rows: Vec<Row>,
 }
@@ -108,7 +188,7 @@ impl NidRuns {
         let start = self.text.len();
         self.text.extend_from_slice(nid);
         // A NID is part of a key, which is at most `MAX_URN_LEN` bytes.
-        let len = nid.len().min(urnscan::MAX_URN_LEN) as u32;
+        let len = nid.len().min(crate::MAX_URN_LEN) as u32;
         self.rows.push(Row { occurrences, unique, start, len, class: NidClass::Unregistered });
     }
 
@@ -163,7 +243,7 @@ impl NidRuns {
 /// merged part by part in parallel too (sums, so the order of merging does
 /// not matter): merged whole, 130,000 NIDs took 30 ms of one thread at the
 /// end of a run.
-pub(super) fn from_table(table: &ShardedTable) -> NidStats {
+fn from_table(table: &ShardedTable) -> NidStats {
     const PARTS: usize = 16;
     let hasher = foldhash::fast::FixedState::with_seed(0x6e69_6473);
     let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
@@ -303,7 +383,7 @@ mod tests {
                 stats.rows().map(|r| (r.nid.to_vec(), r.class, r.occurrences, r.unique)).collect();
             let mut want: Vec<(Vec<u8>, NidClass, u64, u64)> = counts
                 .iter()
-                .map(|(nid, &(o, u))| (nid.clone().into_bytes(), urnscan::classify_nid(nid.as_bytes()), o, u))
+                .map(|(nid, &(o, u))| (nid.clone().into_bytes(), crate::classify_nid(nid.as_bytes()), o, u))
                 .collect();
             want.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
             prop_assert_eq!(got, want);
