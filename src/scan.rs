@@ -64,7 +64,7 @@ use crate::error::UrnError;
 use crate::extract::{extract, ExtractOptions};
 use crate::find::Candidates;
 use crate::grammar::class::in_any_urn;
-use crate::grammar::MAX_URN_LEN;
+use crate::grammar::{parse, MAX_URN_LEN};
 use crate::key::KeyShape;
 use crate::platform::simd::UrnFinder;
 use crate::urn::{Parts, Urn};
@@ -196,6 +196,41 @@ impl Scanner {
     /// `rayon::ThreadPool::install`).
     pub fn scan(&self, hay: &[u8]) -> Vec<Event> {
         self.scan_span(hay, 0, hay.len())
+    }
+
+    /// The URNs of the whole buffer, each with its offset and parsed (NID,
+    /// NSS, components, key, class), in order: [`Scanner::scan`]'s URN
+    /// events, without the rejected candidates, each parsed once more by
+    /// the scanner's grammar, which accepted it.
+    ///
+    /// ```
+    /// use urnscan::{ExtractOptions, NidClass, Scanner};
+    ///
+    /// let text = b"<a href='urn:ISBN:0451450523'/> (urn:ietf:rfc:8141#sec-2), urn:a:b";
+    /// let urns = Scanner::new(ExtractOptions::default()).urns(text);
+    /// let found: Vec<(usize, &str, String, NidClass)> =
+    ///     urns.iter().map(|(offset, urn)| (*offset, urn.nid(), urn.key().into_owned(), urn.nid_class())).collect();
+    /// assert_eq!(
+    ///     found,
+    ///     [
+    ///         (9, "ISBN", "urn:isbn:0451450523".to_owned(), NidClass::Formal),
+    ///         (33, "ietf", "urn:ietf:rfc:8141".to_owned(), NidClass::Formal),
+    ///     ]
+    /// );
+    /// assert_eq!(urns[1].1.f_component(), Some("sec-2"));
+    /// ```
+    pub fn urns<'h>(&self, hay: &'h [u8]) -> Vec<(usize, Urn<'h>)> {
+        let grammar = self.opts.grammar;
+        let events = self.scan(hay);
+        events
+            .par_iter()
+            .filter_map(|event| match *event {
+                // Accepted by the same grammar: a parse that failed would be
+                // a scanner bug, and the URN is then left out, not a panic.
+                Event::Urn { offset, len } => parse(&hay[offset..offset + len], grammar).ok().map(|urn| (offset, urn)),
+                Event::Rejected { .. } => None,
+            })
+            .collect()
     }
 
     /// Scans, in parallel chunks, the candidates that start in `from..end`

@@ -144,6 +144,26 @@ proptest! {
         prop_assert_eq!(windowed, scanner.scan(&hay));
     }
 
+    /// `Scanner::urns` is the reference's URN events, none left out, each
+    /// with the parts a parse of its bytes gives.
+    #[test]
+    fn urns_are_the_reference_urn_events_parsed(hay in text(), opts in options(), chunk in 1usize..64) {
+        let urns = Scanner::new(opts).with_chunk_size(chunk).urns(&hay);
+        let expected: Vec<(usize, usize)> = reference(&hay, opts)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Urn { offset, len } => Some((offset, len)),
+                Event::Rejected { .. } => None,
+            })
+            .collect();
+        prop_assert_eq!(urns.iter().map(|(offset, urn)| (*offset, urn.as_bytes().len())).collect::<Vec<_>>(), expected);
+        for (offset, urn) in &urns {
+            let checked = parse(&hay[*offset..*offset + urn.as_bytes().len()], opts.grammar).unwrap();
+            prop_assert_eq!((urn.nid(), urn.nss(), urn.key()), (checked.nid(), checked.nss(), checked.key()));
+            prop_assert_eq!((urn.r_component(), urn.q_component(), urn.f_component()), (checked.r_component(), checked.q_component(), checked.f_component()));
+        }
+    }
+
     #[test]
     fn every_reported_urn_passes_check_with_the_same_key(hay in text(), opts in options()) {
         for event in Scanner::new(opts).scan(&hay) {

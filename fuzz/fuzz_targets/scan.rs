@@ -16,7 +16,8 @@
 //!   64 and 4096 bytes (those that cut the input into at most 2,500
 //!   chunks), whose per-chunk results, concatenated, are its events, and
 //!   [`Scanner::scan_sequential`] with every other available SIMD kernel, give
-//!   exactly the sequential events;
+//!   exactly the sequential events, and [`Scanner::urns`] parses every URN
+//!   event of them;
 //! - [`Scanner::scan_reader`], fed by a reader that returns short reads, with
 //!   blocks of 1, 5 and 64 bytes, gives the same events at the same stream
 //!   offsets and counts every byte (blocks of 64 and 1000 bytes for inputs
@@ -105,6 +106,16 @@ fn check_chunked(data: &[u8], scanner: &Scanner, events: &[Event]) {
         assert_eq!(chunked, events, "chunk size {chunk}");
         assert_eq!(runs.concat(), events, "chunk size {chunk}: per-chunk results");
     }
+    // The parsed URNs are the URN events, none left out.
+    let urns: Vec<(usize, usize)> = scanner.urns(data).iter().map(|(at, urn)| (*at, urn.as_bytes().len())).collect();
+    let urn_events: Vec<(usize, usize)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Urn { offset, len } => Some((offset, len)),
+            Event::Rejected { .. } => None,
+        })
+        .collect();
+    assert_eq!(urns, urn_events, "Scanner::urns");
 }
 
 fn check_kernels(data: &[u8], opts: ExtractOptions, events: &[Event]) {
