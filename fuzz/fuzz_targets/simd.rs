@@ -28,8 +28,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::platform::simd::class::ClassKernel;
-use urnscan::platform::simd::marks::{Marks, MARKS_LEN};
 use urnscan::platform::simd::line_bits::{LineBits, SPAN};
+use urnscan::platform::simd::marks::{Marks, MARKS_LEN};
 use urnscan::platform::simd::{Kernel, UrnFinder};
 
 fuzz_target!(|data: &[u8]| {
