@@ -515,6 +515,23 @@ fn nothing_found_is_status_1() {
 fn invalid_lists_rejected_candidates() {
     let o = urnscan_in(&["scan", "--invalid"], b"ok urn:ab:c bad urn:a:b and urn::x\n");
     assert_eq!(text(&o), "-:16:nid-too-short\turn:a:b and urn::x \n-:28:nid-empty\turn::x \n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// With `--invalid` the status says whether a rejected candidate was found,
+/// as grep's says whether it selected a line: listed, counted or `-l`, with
+/// or without a valid URN beside it.
+#[test]
+fn invalid_status_follows_the_rejected_candidates() {
+    for mode in [&["--invalid"][..], &["--invalid", "-c"], &["--invalid", "-l"]] {
+        let status = |stdin: &[u8]| urnscan_in(&[&["scan"][..], mode].concat(), stdin).status.code();
+        assert_eq!(status(b"bad urn:a:b\n"), Some(0), "{mode:?}");
+        assert_eq!(status(b"ok urn:ab:c, bad urn:a:b\n"), Some(0), "{mode:?}");
+        assert_eq!(status(b"ok urn:ab:c\n"), Some(1), "{mode:?}");
+        assert_eq!(status(b""), Some(1), "{mode:?}");
+    }
+    // Without it, a URN.
+    assert_eq!(urnscan_in(&["scan", "-l"], b"bad urn:a:b\n").status.code(), Some(1));
 }
 
 /// `--nid`: only the URNs of the namespaces given, NIDs compared in any case

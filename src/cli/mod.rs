@@ -229,7 +229,7 @@ Examples:
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
-Exit status: 0 if a URN was found, 1 if none, 2 if an input could not be read.";
+Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read.";
 
 /// Options of `urnscan scan`.
 #[derive(clap::Args, Debug)]
