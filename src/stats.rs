@@ -80,7 +80,7 @@ pub struct NidStats {
 pub struct NidRow<'s> {
     /// Lower-case, as in the keys: ASCII by both grammars.
     pub nid: &'s [u8],
-    /// Its class: formal, informal, experimental or unregistered.
+    /// Its class: formal, informal, reserved, experimental or unregistered ([`NidClass`]).
     pub class: NidClass,
     /// URNs of this NID, every occurrence counted.
     pub occurrences: u64,

@@ -15,6 +15,7 @@ use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
+use urnscan::stats::{NidRuns, NidStats};
 use urnscan::{ExtractOptions, NidClass, Urn, UrnError};
 
 use super::color::{self, Palette, ERROR, HEADER};
@@ -25,7 +26,6 @@ use super::output::{
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
-use urnscan::stats::{NidRuns, NidStats};
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
@@ -170,7 +170,7 @@ struct Printer<'p, W: Write> {
 }
 
 impl<W: Write> Printer<'_, W> {
-    /// `path:` before a text record, unless there is only one input.
+    /// `path:` before a text record, if the run shows paths (see [`Records::path_prefix`]).
     fn path_prefix(&mut self, path: &str) -> io::Result<()> {
         self.records.path_prefix(&mut self.out, path)
     }
@@ -312,7 +312,8 @@ impl Records {
         }
     }
 
-    /// `path:` before a text record, unless there is only one input.
+    /// `path:` (`path` and NUL with `-0`) before a text record, if the run
+    /// shows paths: with `-H`, or with more than one input and no `-I`.
     fn path_prefix(&self, out: &mut impl Write, path: &str) -> io::Result<()> {
         if self.with_path {
             out.write_all(path.as_bytes())?;
@@ -387,7 +388,8 @@ impl Records {
         let kind = error.kind().as_str();
         match self.format {
             Format::Text => {
-                // The path even of a single input, as before -H and -I.
+                // The path even of a single input (as this record always
+                // had it before -H and -I), unless -I.
                 if !self.no_path {
                     out.write_all(file.name.as_bytes())?;
                     out.write_all(&[self.path_end])?;
