@@ -83,6 +83,7 @@ use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::{key_hash, Entry, ShardedTable};
 use urnscan::find::Candidates;
 use urnscan::gen::{generate_text, TextConfig};
+use urnscan::hashed::{Hashed, StoredHash};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::lines::{line_ranges, DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
 use urnscan::platform::mmap::Resident;
@@ -95,7 +96,6 @@ use urnscan::{ExtractOptions, Grammar, Scanner};
 use super::gen::parse_size;
 use super::output::thousands;
 use super::{grammar, BenchArgs};
-use urnscan::hashed::{Hashed, StoredHash};
 
 /// `bench --format` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
