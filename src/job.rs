@@ -103,6 +103,11 @@ pub struct JobOptions {
     pub stream_block: usize,
     /// Build the key table (for unique URNs and statistics).
     pub keys: bool,
+    /// Pass the table's keys through the namespace rules
+    /// ([`crate::lines::apply_ns_rules`]: UUIDs and IETF sub-namespaces in
+    /// any case), as `urnscan dedup --ns-rules` does. Off by default: RFC
+    /// 8141 equivalence alone.
+    pub ns_rules: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
     /// Bytes scanned so far, for a progress display: added to by the
@@ -138,6 +143,7 @@ impl Default for JobOptions {
             chunk_size: DEFAULT_CHUNK_SIZE,
             stream_block: DEFAULT_STREAM_BLOCK,
             keys: true,
+            ns_rules: false,
             events: true,
             progress: None,
             decompress: false,
@@ -597,7 +603,8 @@ fn clone_io(e: &io::Error) -> io::Error {
 fn scan_whole(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: Whole) -> Scanned {
     let hay = whole.as_bytes();
     let grammar = scanner.options().grammar;
-    let origin = Origin { file: target.file.index, base: 0, grammar, mapped: whole.is_mapped() };
+    let origin =
+        Origin { file: target.file.index, base: 0, grammar, mapped: whole.is_mapped(), ns_rules: opts.ns_rules };
     let Spanned { events, keys, parts, kept, text } = scan_keyed(scanner, opts, hay, 0..hay.len(), origin, target);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     totals.count(&events, &kept);
@@ -625,6 +632,8 @@ pub struct Origin {
     /// The buffer is a shared file mapping, whose bytes can change while
     /// they are read: new keys are checked again before they are kept.
     pub mapped: bool,
+    /// Keys pass through the namespace rules ([`JobOptions::ns_rules`]).
+    pub ns_rules: bool,
 }
 
 /// Phase 1 of filling a [`ShardedTable`] (see [`crate::dedup`]) for the
@@ -710,8 +719,8 @@ fn batch_of<'h>(
     expected: usize,
     urns: impl Iterator<Item = (usize, &'h [u8], Option<(&'h [u8], Fixes)>)>,
 ) -> KeyBatch {
-    let Origin { file, base, grammar, mapped } = origin;
-    let mut batch = KeyBatch::new(file, base, mapped.then_some(grammar), expected);
+    let Origin { file, base, grammar, mapped, ns_rules } = origin;
+    let mut batch = KeyBatch::new(file, base, mapped.then_some(grammar), expected).with_ns_rules(ns_rules);
     for (offset, raw, shape) in urns {
         if let Some((name, fixes)) = shape {
             batch.push(offset, raw, name, fixes);
@@ -1039,7 +1048,8 @@ fn scan_large(
 ) -> io::Result<()> {
     let (hay, file) = (whole.as_bytes(), target.file);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
-    let origin = Origin { file: file.index, base: 0, grammar: scanner.options().grammar, mapped: whole.is_mapped() };
+    let grammar = scanner.options().grammar;
+    let origin = Origin { file: file.index, base: 0, grammar, mapped: whole.is_mapped(), ns_rules: opts.ns_rules };
     let window = |from: usize, len: usize| from..hay.len().min(from.saturating_add(len));
     let mut span = window(0, LARGE);
     // The chunk tasks count the bytes they scan; the few bytes a window
@@ -1137,7 +1147,8 @@ fn scan_stream(
         }
         let kept = notes.kept;
         if opts.keys {
-            let origin = Origin { file: file.index, base, grammar: scanner.options().grammar, mapped: false };
+            let grammar = scanner.options().grammar;
+            let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
             add_keys(&mut outcome.table, buf, &kept_events(events, kept), origin);
         }
         true
@@ -1152,7 +1163,7 @@ fn scan_stream(
         Some(formatter) if opts.events && !opts.keys => {
             let per_chunk = |buf: &[u8], base: u64, events: &[Event], parts: &[Parts]| {
                 let kept = kept_flags(buf, events, nids);
-                let origin = Origin { file: file.index, base, grammar, mapped: false };
+                let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
                 (format_events(target, formatter, origin, buf, events, parts, &kept), kept)
             };
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
@@ -1473,7 +1484,7 @@ mod tests {
             let grammar = Grammar::Rfc8141;
             let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(chunk);
             let (_, chunks) = scanner.scan_span_noted(&hay, 0, hay.len(), None, |e, s: &[KeyShape]| (e.to_vec(), s.to_vec()));
-            let origin = Origin { file: 0, base: 0, grammar, mapped: true };
+            let origin = Origin { file: 0, base: 0, grammar, mapped: true, ns_rules: false };
             let during = damaged(&hay, &during, cut);
             let batches: Vec<KeyBatch> =
                 chunks.iter().map(|(events, shapes)| walked_key_batch(&during, events, shapes, origin, &[])).collect();

@@ -265,7 +265,7 @@ proptest! {
         threads in 1usize..=4,
     ) {
         let scanner = Scanner::new(opts).with_chunk_size(chunk);
-        let origin = Origin { file: 0, base: 0, grammar: opts.grammar, mapped };
+        let origin = Origin { file: 0, base: 0, grammar: opts.grammar, mapped, ns_rules: false };
         let mut table = ShardedTable::new();
         let mut events = Vec::new();
         pool(threads).install(|| {

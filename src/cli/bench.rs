@@ -434,7 +434,7 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     let mut table = ShardedTable::new();
     // As a mapped file is scanned: keys written by each chunk's task, new
     // keys checked again.
-    let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true };
+    let origin = Origin { file: 0, base: 0, grammar: scanner.options().grammar, mapped: true, ns_rules: false };
     scan_windows_keyed(scanner, hay, WINDOW, origin, |_, keys| {
         absorb(&mut table, &keys, hay);
         true

@@ -288,6 +288,11 @@ pub struct ScanArgs {
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,
+    /// With --unique and --stats (and the key field of jsonl and csv), also merge what a
+    /// namespace's own RFC declares equivalent, as `urnscan dedup --ns-rules` does: uuid (RFC 4122
+    /// §3) and ietf (RFC 2648 §2) in any case.
+    #[arg(long)]
+    ns_rules: bool,
     /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`).
     #[arg(long)]
     no_trim: bool,

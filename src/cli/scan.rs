@@ -13,6 +13,7 @@ use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
+use urnscan::lines::apply_ns_rules;
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::stats::{NidRuns, NidStats};
@@ -60,6 +61,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         },
         walk,
         keys: args.unique || args.stats,
+        ns_rules: args.ns_rules,
         // Counting and listing inputs need only the totals of each input.
         events: per_input == PerInput::Nothing && (!(args.unique || args.stats) || args.invalid),
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
@@ -81,6 +83,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
             with_offset: !args.no_offset,
             path_end: if args.null { b'\0' } else { b':' },
             many_inputs: !single_input(&paths),
+            ns_rules: args.ns_rules,
             mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
             quiet: args.unique || args.stats || per_input != PerInput::Nothing,
         },
@@ -294,6 +297,8 @@ struct Records {
     path_end: u8,
     /// More than one input, or a directory: counts of 0 are left out.
     many_inputs: bool,
+    /// The key field passes through the namespace rules (`--ns-rules`).
+    ns_rules: bool,
     mode: Mode,
     /// Occurrences are not printed (unique, stats and count runs).
     quiet: bool,
@@ -320,6 +325,15 @@ impl Records {
             out.write_all(&[self.path_end])?;
         }
         Ok(())
+    }
+
+    /// The URN's key, as the key table has it (with `--ns-rules`, ruled).
+    fn write_key(&self, out: &mut Vec<u8>, urn: &Urn<'_>) {
+        let start = out.len();
+        urn.write_key(out);
+        if self.ns_rules {
+            apply_ns_rules(&mut out[start..]);
+        }
     }
 
     /// `offset:` before a text record, unless `-N`.
@@ -354,7 +368,7 @@ impl Records {
                 // accepts does), neither do they.
                 let check = !json_appended(out, true, |out| out.extend_from_slice(urn.as_bytes()))?;
                 out.extend_from_slice(b",\"key\":");
-                json_appended(out, check, |out| urn.write_key(out))?;
+                json_appended(out, check, |out| self.write_key(out, urn))?;
                 out.extend_from_slice(b",\"nid\":");
                 json_appended(out, check, |out| write_key_nid(out, urn))?;
                 out.extend_from_slice(b"}\n");
@@ -367,7 +381,7 @@ impl Records {
                 // As for JSON: what the URN needs, its key and NID need.
                 let check = !csv_appended(out, true, |out| out.extend_from_slice(urn.as_bytes()))?;
                 out.push(b',');
-                csv_appended(out, check, |out| urn.write_key(out))?;
+                csv_appended(out, check, |out| self.write_key(out, urn))?;
                 out.push(b',');
                 csv_appended(out, check, |out| write_key_nid(out, urn))?;
                 out.push(b'\n');
@@ -658,6 +672,7 @@ mod tests {
                 with_offset: true,
                 path_end: b':',
                 many_inputs: true,
+                ns_rules: false,
                 mode: Mode::Occurrences,
                 quiet: false,
             };

@@ -56,6 +56,7 @@ use rayon::prelude::*;
 
 use crate::grammar::Grammar;
 use crate::key::{key_shape, write_key, Fixes};
+use crate::lines::apply_ns_rules;
 
 pub use entry::{Entry, Position, Raw};
 pub use first_seen::FirstSeenEntries;
@@ -130,8 +131,8 @@ impl ShardedTable {
                 batch.occurrences(s, hay, &mut stream);
             }
             let scratch = RefCell::new(Vec::new());
-            let accept = |(o, recheck): &(Occurrence<'_>, Option<Grammar>), key: &[u8], raw: &[u8]| {
-                recheck.is_none_or(|g| still_consistent(raw, key, o.hash, g, &mut scratch.borrow_mut()))
+            let accept = |(o, recheck): &(Occurrence<'_>, Option<Recheck>), key: &[u8], raw: &[u8]| {
+                recheck.is_none_or(|r| still_consistent(raw, key, o.hash, r, &mut scratch.borrow_mut()))
             };
             shard.insert_batch(&stream, |(o, _)| Some(*o), accept);
         });
@@ -188,6 +189,8 @@ pub struct KeyBatch {
     file: u32,
     base: u64,
     recheck: Option<Grammar>,
+    /// Keys pass through [`apply_ns_rules`] ([`KeyBatch::with_ns_rules`]).
+    ns_rules: bool,
     pieces: Vec<Piece>,
     /// URNs added.
     len: usize,
@@ -234,7 +237,14 @@ impl KeyBatch {
     /// becomes a new key or first-seen form only if its bytes still give
     /// the same key and hash under that grammar ([`KeyTable::insert_if`]).
     pub fn new(file: u32, base: u64, recheck: Option<Grammar>, urns: usize) -> KeyBatch {
-        KeyBatch { file, base, recheck, pieces: Vec::new(), len: 0, expected: urns, keys: Vec::new() }
+        KeyBatch { file, base, recheck, ns_rules: false, pieces: Vec::new(), len: 0, expected: urns, keys: Vec::new() }
+    }
+
+    /// The batch with every key passed through the namespace rules
+    /// ([`apply_ns_rules`], as `urnscan dedup --ns-rules` does), when `on`.
+    pub fn with_ns_rules(mut self, on: bool) -> KeyBatch {
+        self.ns_rules = on;
+        self
     }
 
     /// Whether no URN was added.
@@ -250,11 +260,15 @@ impl KeyBatch {
     /// buffer, so nothing is allocated per URN.
     pub(crate) fn push(&mut self, offset: usize, raw: &[u8], name: &[u8], fixes: Fixes) {
         debug_assert!(raw.starts_with(name));
-        let (key_at, hash) = if fixes.none() {
+        let ruled = self.ns_rules && may_have_ns_rule(name);
+        let (key_at, hash) = if fixes.none() && !ruled {
             (BORROWED, key_hash(name))
         } else {
             let at = self.keys.len();
             write_key(name, fixes, &mut self.keys);
+            if ruled {
+                apply_ns_rules(&mut self.keys[at..]);
+            }
             (at as u32, key_hash(&self.keys[at..]))
         };
         let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
@@ -283,7 +297,8 @@ impl KeyBatch {
 
     /// Appends the occurrences of shard `s`, whose raw forms are in `hay`,
     /// each with the grammar to check it again with (see [`KeyBatch::new`]).
-    fn occurrences<'a>(&'a self, s: usize, hay: &'a [u8], out: &mut Vec<(Occurrence<'a>, Option<Grammar>)>) {
+    fn occurrences<'a>(&'a self, s: usize, hay: &'a [u8], out: &mut Vec<(Occurrence<'a>, Option<Recheck>)>) {
+        let recheck = self.recheck.map(|grammar| Recheck { grammar, ns_rules: self.ns_rules });
         let occurrence = |n: &Note| {
             let raw = hay.get(n.offset as usize..n.offset as usize + usize::from(n.raw_len))?;
             let key = match n.key_at {
@@ -291,7 +306,7 @@ impl KeyBatch {
                 at => self.keys.get(at as usize..at as usize + usize::from(n.key_len))?,
             };
             let at = Position { file: self.file, offset: self.base + n.offset };
-            Some((Occurrence { hash: n.hash, key, raw, at }, self.recheck))
+            Some((Occurrence { hash: n.hash, key, raw, at }, recheck))
         };
         for piece in &self.pieces {
             match piece.shard(s) {
@@ -332,6 +347,20 @@ impl Piece {
     }
 }
 
+/// Whether a URN's name (`urn:NID:NSS`, any case) is of a namespace that
+/// [`apply_ns_rules`] may change: its key is then written out, not borrowed.
+fn may_have_ns_rule(name: &[u8]) -> bool {
+    name.get(..9).is_some_and(|p| p.eq_ignore_ascii_case(b"urn:uuid:") || p.eq_ignore_ascii_case(b"urn:ietf:"))
+}
+
+/// How an occurrence from bytes that may change is checked before its key
+/// is kept (see [`KeyBatch::new`]).
+#[derive(Clone, Copy, Debug)]
+struct Recheck {
+    grammar: Grammar,
+    ns_rules: bool,
+}
+
 /// Whether `raw` still reads as it did when its key and hash were made:
 /// printable ASCII (a truncated mapping reads as zeros), the same key, the
 /// same hash. A full parse would also catch a change in the microseconds
@@ -339,17 +368,21 @@ impl Piece {
 /// the validation itself; such a file is reported as changed anyway.
 /// The key is made again in `scratch` when it needs fixing: this runs once
 /// per new key, and an allocation each time cost more than the check.
-fn still_consistent(raw: &[u8], key: &[u8], hash: u64, grammar: Grammar, scratch: &mut Vec<u8>) -> bool {
+fn still_consistent(raw: &[u8], key: &[u8], hash: u64, recheck: Recheck, scratch: &mut Vec<u8>) -> bool {
     // Not short-circuited, so that it runs a vector at a time.
     if !raw.iter().fold(true, |ok, b| ok & b.is_ascii_graphic()) {
         return false;
     }
-    let Some((name, fixes)) = key_shape(raw, grammar) else { return false };
-    let now = if fixes.none() {
+    let Some((name, fixes)) = key_shape(raw, recheck.grammar) else { return false };
+    let ruled = recheck.ns_rules && may_have_ns_rule(name);
+    let now = if fixes.none() && !ruled {
         name
     } else {
         scratch.clear();
         write_key(name, fixes, scratch);
+        if ruled {
+            apply_ns_rules(scratch);
+        }
         &scratch[..]
     };
     now == key && key_hash(key) == hash
@@ -369,10 +402,14 @@ mod tests {
 
     /// The reference: every occurrence in input order into a BTreeMap of
     /// key -> (count, first position, first raw form).
-    fn reference(urns: &[(u64, String)]) -> std::collections::BTreeMap<Vec<u8>, (u64, u64, Vec<u8>)> {
+    /// With `rules`, each key then goes through [`apply_ns_rules`].
+    fn reference(urns: &[(u64, String)], rules: bool) -> std::collections::BTreeMap<Vec<u8>, (u64, u64, Vec<u8>)> {
         let mut map = std::collections::BTreeMap::new();
         for (offset, raw) in urns {
-            let key = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap().key().as_bytes().to_vec();
+            let mut key = crate::parse(raw.as_bytes(), Grammar::Rfc8141).unwrap().key().as_bytes().to_vec();
+            if rules {
+                apply_ns_rules(&mut key);
+            }
             let slot = map.entry(key).or_insert((0, *offset, raw.as_bytes().to_vec()));
             slot.0 += 1;
         }
@@ -381,20 +418,38 @@ mod tests {
 
     proptest::proptest! {
         /// Batches of any size, absorbed one group at a time, give the
-        /// reference's classes: counts, first positions, first forms.
+        /// reference's classes: counts, first positions, first forms; with
+        /// the namespace rules too, for the keys they change and those
+        /// they leave alone (checked again, as from a mapping).
         #[test]
         fn sharded_table_equals_the_reference(
-            picks in proptest::collection::vec((0usize..40, 0usize..4), 0..300),
+            picks in proptest::collection::vec((0usize..52, 0usize..4), 0..300),
             slice in 1usize..50,
             group in 1usize..4,
             grouped in proptest::bool::ANY,
+            rules in proptest::bool::ANY,
         ) {
-            // Forty keys in four spellings each: case of scheme and NID, hex case, components.
-            let spell = |k: usize, v: usize| match v {
-                0 => format!("urn:n{}:a%2f{k}", k % 3),
-                1 => format!("URN:N{}:a%2F{k}", k % 3),
-                2 => format!("urn:n{}:a%2F{k}?+r", k % 3),
-                _ => format!("Urn:n{}:a%2f{k}#f", k % 3),
+            // Forty keys in four spellings each: case of scheme and NID, hex
+            // case, components; then four UUIDs in hex of either case, four
+            // IETF RFC numbers with the literal in any case, and four `params`
+            // names, which no rule folds.
+            let spell = |k: usize, v: usize| match (k, v) {
+                (0..40, 0) => format!("urn:n{}:a%2f{k}", k % 3),
+                (0..40, 1) => format!("URN:N{}:a%2F{k}", k % 3),
+                (0..40, 2) => format!("urn:n{}:a%2F{k}?+r", k % 3),
+                (0..40, _) => format!("Urn:n{}:a%2f{k}#f", k % 3),
+                (40..44, 0) => format!("urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf{k}"),
+                (40..44, 1) => format!("urn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF{k}"),
+                (40..44, 2) => format!("URN:UUID:f81d4fae-7DEC-11d0-a765-00a0c91e6bf{k}"),
+                (40..44, _) => format!("urn:uuid:F81d4fae-7dec-11d0-a765-00a0c91e6bf{k}#f"),
+                (44..48, 0) => format!("urn:ietf:rfc:{k}"),
+                (44..48, 1) => format!("urn:ietf:RFC:{k}"),
+                (44..48, 2) => format!("URN:IETF:Rfc:{k}"),
+                (44..48, _) => format!("urn:ietf:rfc:{k}?=q"),
+                (_, 0) => format!("urn:ietf:params:x{k}"),
+                (_, 1) => format!("urn:ietf:PARAMS:x{k}"),
+                (_, 2) => format!("URN:ietf:params:x{k}"),
+                (_, _) => format!("urn:ietf:params:X{k}"),
             };
             let mut hay = Vec::new();
             let mut urns = Vec::new();
@@ -410,7 +465,7 @@ mod tests {
                 .map(|chunk| {
                     // The batch path (keys from key_shape); the reference
                     // takes its keys from a full parse.
-                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), chunk.len());
+                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), chunk.len()).with_ns_rules(rules);
                     for (offset, raw) in chunk {
                         let (name, fixes) = key_shape(raw.as_bytes(), Grammar::Rfc8141).unwrap();
                         b.push(*offset as usize, raw.as_bytes(), name, fixes);
@@ -427,7 +482,7 @@ mod tests {
             }
             let got: Vec<Class> =
                 table.sorted().iter().map(|e| (e.key.to_vec(), (e.count, e.first.offset, e.raw.to_vec()))).collect();
-            let want: Vec<Class> = reference(&urns).into_iter().collect();
+            let want: Vec<Class> = reference(&urns, rules).into_iter().collect();
             proptest::prop_assert_eq!(got, want);
         }
     }
@@ -473,7 +528,7 @@ mod tests {
                 let (mut want, mut got) = (Vec::new(), Vec::new());
                 batch.occurrences(s, &hay, &mut want);
                 grouped.occurrences(s, &hay, &mut got);
-                let at = |v: &[(Occurrence, Option<Grammar>)]| v.iter().map(|(o, _)| (o.at, o.key.to_vec())).collect::<Vec<_>>();
+                let at = |v: &[(Occurrence, Option<Recheck>)]| v.iter().map(|(o, _)| (o.at, o.key.to_vec())).collect::<Vec<_>>();
                 proptest::prop_assert_eq!(at(&got), at(&want));
             }
         }
