@@ -260,13 +260,14 @@ impl KeyBatch {
     /// buffer, so nothing is allocated per URN.
     pub(crate) fn push(&mut self, offset: usize, raw: &[u8], name: &[u8], fixes: Fixes) {
         debug_assert!(raw.starts_with(name));
-        let ruled = self.ns_rules && may_have_ns_rule(name);
-        let (key_at, hash) = if fixes.none() && !ruled {
+        // With the rules on, every key is written out for them: which
+        // namespaces they touch is theirs to know (`apply_ns_rules`).
+        let (key_at, hash) = if fixes.none() && !self.ns_rules {
             (BORROWED, key_hash(name))
         } else {
             let at = self.keys.len();
             write_key(name, fixes, &mut self.keys);
-            if ruled {
+            if self.ns_rules {
                 apply_ns_rules(&mut self.keys[at..]);
             }
             (at as u32, key_hash(&self.keys[at..]))
@@ -347,12 +348,6 @@ impl Piece {
     }
 }
 
-/// Whether a URN's name (`urn:NID:NSS`, any case) is of a namespace that
-/// [`apply_ns_rules`] may change: its key is then written out, not borrowed.
-fn may_have_ns_rule(name: &[u8]) -> bool {
-    name.get(..9).is_some_and(|p| p.eq_ignore_ascii_case(b"urn:uuid:") || p.eq_ignore_ascii_case(b"urn:ietf:"))
-}
-
 /// How an occurrence from bytes that may change is checked before its key
 /// is kept (see [`KeyBatch::new`]).
 #[derive(Clone, Copy, Debug)]
@@ -374,13 +369,12 @@ fn still_consistent(raw: &[u8], key: &[u8], hash: u64, recheck: Recheck, scratch
         return false;
     }
     let Some((name, fixes)) = key_shape(raw, recheck.grammar) else { return false };
-    let ruled = recheck.ns_rules && may_have_ns_rule(name);
-    let now = if fixes.none() && !ruled {
+    let now = if fixes.none() && !recheck.ns_rules {
         name
     } else {
         scratch.clear();
         write_key(name, fixes, scratch);
-        if ruled {
+        if recheck.ns_rules {
             apply_ns_rules(scratch);
         }
         &scratch[..]
