@@ -110,6 +110,11 @@ pub struct JobOptions {
     pub ns_rules: bool,
     /// Hand every URN and rejected candidate to the sink.
     pub events: bool,
+    /// Give each event's line number ([`Location::line`]) as well as its
+    /// byte offset. Off by default: the lines are counted on the calling
+    /// thread as events reach the sink, one pass over every byte of each
+    /// input, and the sink's [`Formatter`] is not used.
+    pub line_numbers: bool,
     /// Bytes scanned so far, for a progress display: added to by the
     /// worker that scanned each 1 MiB chunk of a file, and once per block
     /// of a stream (never per URN), so it costs nothing measurable, and
@@ -132,7 +137,7 @@ pub struct JobOptions {
 /// more mapped ([`MmapPolicy::Auto`]), directories walked without ignore
 /// files or links, **`keys` and `events` both on** (a run that only wants
 /// events should turn `keys` off: the key table is most of a run's memory),
-/// nothing decompressed, binary files scanned, every NID kept, the widest
+/// no line numbers, nothing decompressed, binary files scanned, every NID kept, the widest
 /// search kernel.
 impl Default for JobOptions {
     fn default() -> Self {
@@ -145,6 +150,7 @@ impl Default for JobOptions {
             keys: true,
             ns_rules: false,
             events: true,
+            line_numbers: false,
             progress: None,
             decompress: false,
             binary: BinaryPolicy::Scan,
@@ -223,20 +229,38 @@ pub struct FileRef<'a> {
     pub name: &'a str,
 }
 
+/// Where an event is in its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The byte offset of the event's first byte from the start of the
+    /// input (of the decoded bytes, for a decompressed input).
+    pub offset: u64,
+    /// The 1-based number of the line that byte is on (lines end at
+    /// `\n`; a URN holds none), with [`JobOptions::line_numbers`];
+    /// `None` without.
+    pub line: Option<u64>,
+}
+
+impl Location {
+    /// A location without a line number.
+    pub fn at(offset: u64) -> Location {
+        Location { offset, line: None }
+    }
+}
+
 /// Receives results in input order.
 pub trait Sink {
-    /// A URN at byte `offset` of `file`. The default does nothing: a run
-    /// that only keeps keys ([`JobOptions::events`] off) need not write it.
-    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
-        let _ = (file, offset, urn);
+    /// A URN at `at` in `file`. The default does nothing: a run that only
+    /// keeps keys ([`JobOptions::events`] off) need not write it.
+    fn urn(&mut self, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
+        let _ = (file, at, urn);
         Ok(())
     }
-    /// A candidate at byte `offset` of `file` that yields no URN:
-    /// `candidate` is its first bytes (up to 64, fewer at the end of the
-    /// input), and `error`'s offset counts from its start. The default does
-    /// nothing.
-    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
-        let _ = (file, offset, candidate, error);
+    /// A candidate at `at` in `file` that yields no URN: `candidate` is
+    /// its first bytes (up to 64, fewer at the end of the input), and
+    /// `error`'s offset counts from its start. The default does nothing.
+    fn rejected(&mut self, file: FileRef<'_>, at: Location, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+        let _ = (file, at, candidate, error);
         Ok(())
     }
     /// An input that could not be read. Required: an error dropped here
@@ -252,11 +276,12 @@ pub trait Sink {
     }
     /// A [`Formatter`] that writes, as text, what this sink does with
     /// [`Sink::urn`] and [`Sink::rejected`]; the default has none. With
-    /// one, a run that prints events and keeps no keys formats them on the
-    /// threads that scanned them, while their bytes are in cache, and hands
-    /// the text to [`Sink::write_formatted`] in input order instead of
-    /// calling those two: printing millions of URNs then no longer waits on
-    /// the calling thread. (Runs that keep keys call them as before.)
+    /// one, a run that prints events, keeps no keys and counts no lines
+    /// formats them on the threads that scanned them, while their bytes
+    /// are in cache, and hands the text to [`Sink::write_formatted`] in
+    /// input order instead of calling those two: printing millions of URNs
+    /// then no longer waits on the calling thread. (Runs that keep keys or
+    /// count lines call them as before.)
     fn formatter(&self) -> Option<Arc<dyn Formatter>> {
         None
     }
@@ -271,16 +296,17 @@ pub trait Sink {
 
 /// Formats events as a [`Sink`] would print them, on any thread (see
 /// [`Sink::formatter`]). Each method appends one record, or nothing, to
-/// `out`; the arguments are those of the sink's methods of the same names.
+/// `out`; the arguments are those of the sink's methods of the same names
+/// (a formatter is only used without line numbers, so `at.line` is `None`).
 pub trait Formatter: Send + Sync {
-    /// Appends the record of a URN at byte `offset` of `file`.
-    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()>;
+    /// Appends the record of a URN at `at` in `file`.
+    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()>;
     /// Appends the record of a candidate that yields no URN.
     fn rejected(
         &self,
         out: &mut Vec<u8>,
         file: FileRef<'_>,
-        offset: u64,
+        at: Location,
         candidate: &[u8],
         error: &UrnError,
     ) -> io::Result<()>;
@@ -374,8 +400,9 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
-    // Runs that keep keys hand their events to the sink one by one.
-    let formatter = if opts.events && !opts.keys { sink.formatter() } else { None };
+    // Runs that keep keys or count lines hand their events to the sink one
+    // by one.
+    let formatter = if opts.events && !opts.keys && !opts.line_numbers { sink.formatter() } else { None };
     let texts = Texts::default();
     let mut consumer = Consumer {
         scanner: &scanner,
@@ -845,7 +872,8 @@ impl Consumer<'_> {
                     // Bytes that changed under the scan are parsed again.
                     let parts = if scanned.changed { &[][..] } else { &scanned.parts[..] };
                     let notes = Notes { parts, kept: &scanned.kept };
-                    emit(opts, file, whole.as_bytes(), 0, &scanned.events, notes, self.sink)?;
+                    let mut input = Emitting::new(file, opts);
+                    emit(opts, &mut input, whole.as_bytes(), 0, &scanned.events, notes, self.sink)?;
                 }
                 scanned.events = Vec::new();
                 scanned.parts = Vec::new();
@@ -921,7 +949,7 @@ struct Notes<'a> {
 /// (see [`each_shown`]).
 fn emit(
     opts: &JobOptions,
-    file: FileRef<'_>,
+    input: &mut Emitting<'_>,
     hay: &[u8],
     base: u64,
     events: &[Event],
@@ -929,10 +957,69 @@ fn emit(
     sink: &mut dyn Sink,
 ) -> io::Result<()> {
     let (parts, kept) = (notes.parts.iter().flatten(), notes.kept.iter().flatten());
-    each_shown(opts.extract.grammar, hay, events, parts, kept, |offset, shown| match shown {
-        Shown::Urn(urn) => sink.urn(file, base + offset as u64, &urn),
-        Shown::Rejected(candidate, error) => sink.rejected(file, base + offset as u64, candidate, error),
+    let file = input.file;
+    each_shown(opts.extract.grammar, hay, events, parts, kept, |offset, shown| {
+        let at = input.locate(hay, base, base + offset as u64);
+        match shown {
+            Shown::Urn(urn) => sink.urn(file, at, &urn),
+            Shown::Rejected(candidate, error) => sink.rejected(file, at, candidate, error),
+        }
     })
+}
+
+/// An input whose events are being handed to the sink, and with line
+/// numbers ([`JobOptions::line_numbers`]) how far its lines are counted.
+struct Emitting<'a> {
+    file: FileRef<'a>,
+    lines: Option<LineCount>,
+}
+
+/// The newlines before byte `at` of an input. Events reach the sink in
+/// input order, so each is located by counting the newlines between the
+/// one before and it (`memchr`'s vectorised count): one pass over the
+/// input in all, on the calling thread.
+#[derive(Clone, Copy, Default)]
+struct LineCount {
+    at: u64,
+    newlines: u64,
+}
+
+impl<'a> Emitting<'a> {
+    fn new(file: FileRef<'a>, opts: &JobOptions) -> Emitting<'a> {
+        Emitting { file, lines: opts.line_numbers.then(LineCount::default) }
+    }
+
+    /// Where byte `offset` of the input is, with its line if lines are
+    /// counted. `hay` starts at byte `base` of the input and holds both
+    /// `offset` and the byte counted to: a window of a mapped file is the
+    /// whole file, and a stream's next block starts at or before the end
+    /// of the one before, which [`Emitting::count_to_end`] counts to.
+    fn locate(&mut self, hay: &[u8], base: u64, offset: u64) -> Location {
+        let line = self.lines.as_mut().map(|count| count.move_to(hay, base, offset) + 1);
+        Location { offset, line }
+    }
+
+    /// Counts the lines up to the end of `hay` (a stream's block, before
+    /// the bytes before its end are dropped).
+    fn count_to_end(&mut self, hay: &[u8], base: u64) {
+        self.locate(hay, base, base + hay.len() as u64);
+    }
+}
+
+impl LineCount {
+    /// The newlines before byte `offset`, counted from the last position
+    /// (backwards, when a stream's block starts again before its end).
+    fn move_to(&mut self, hay: &[u8], base: u64, offset: u64) -> u64 {
+        let index = |at: u64| (at - base) as usize;
+        let newlines = |bytes: &[u8]| memchr::memchr_iter(b'\n', bytes).count() as u64;
+        if offset >= self.at {
+            self.newlines += newlines(&hay[index(self.at)..index(offset)]);
+        } else {
+            self.newlines -= newlines(&hay[index(offset)..index(self.at)]);
+        }
+        self.at = offset;
+        self.newlines
+    }
 }
 
 /// The text `formatter` makes of a chunk's `events` (offsets relative to
@@ -949,9 +1036,9 @@ fn format_events(
 ) -> Formatted {
     let (file, mut out) = (target.file, target.texts.take());
     each_shown(origin.grammar, hay, events, parts.iter(), kept.iter(), |offset, shown| match shown {
-        Shown::Urn(urn) => formatter.urn(&mut out, file, origin.base + offset as u64, &urn),
+        Shown::Urn(urn) => formatter.urn(&mut out, file, Location::at(origin.base + offset as u64), &urn),
         Shown::Rejected(candidate, error) => {
-            formatter.rejected(&mut out, file, origin.base + offset as u64, candidate, error)
+            formatter.rejected(&mut out, file, Location::at(origin.base + offset as u64), candidate, error)
         }
     })?;
     Ok(out)
@@ -1048,6 +1135,7 @@ fn scan_large(
 ) -> io::Result<()> {
     let (hay, file) = (whole.as_bytes(), target.file);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
+    let mut input = Emitting::new(file, opts);
     let grammar = scanner.options().grammar;
     let origin = Origin { file: file.index, base: 0, grammar, mapped: whole.is_mapped(), ns_rules: opts.ns_rules };
     let window = |from: usize, len: usize| from..hay.len().min(from.saturating_add(len));
@@ -1094,7 +1182,7 @@ fn scan_large(
             } else if opts.events {
                 // Once the file has shrunk, its URNs are parsed again.
                 let parts = if whole.changed_during_use() { &[][..] } else { &parts[..] };
-                emitted = emit(opts, file, hay, 0, &events, Notes { parts, kept: &kept }, sink);
+                emitted = emit(opts, &mut input, hay, 0, &events, Notes { parts, kept: &kept }, sink);
             }
         });
         emitted?;
@@ -1128,6 +1216,7 @@ fn scan_stream(
 ) -> io::Result<()> {
     let file = target.file;
     let mut totals = Totals { files: 1, ..Totals::default() };
+    let mut input = Emitting::new(file, opts);
     let mut sink_error = None;
     let mut reported = 0u64;
     let mut reader = StopAtError::new(reader);
@@ -1138,9 +1227,11 @@ fn scan_stream(
         reported = read;
         let emitted = match text {
             Some(text) => write_formatted(text, sink, target.texts),
-            None if opts.events => emit(opts, file, buf, base, events, notes, sink),
+            None if opts.events => emit(opts, &mut input, buf, base, events, notes, sink),
             None => Ok(()),
         };
+        // The next block keeps only bytes from before this one's end.
+        input.count_to_end(buf, base);
         if let Err(e) = emitted {
             sink_error = Some(e);
             return false;
@@ -1287,20 +1378,20 @@ mod tests {
     struct Lines;
 
     impl Formatter for Lines {
-        fn urn(&self, out: &mut Vec<u8>, _: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
-            writeln!(out, "{offset} {urn}")
+        fn urn(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
+            writeln!(out, "{} {urn}", at.offset)
         }
-        fn rejected(&self, _: &mut Vec<u8>, _: FileRef<'_>, _: u64, _: &[u8], _: &UrnError) -> io::Result<()> {
+        fn rejected(&self, _: &mut Vec<u8>, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
             Ok(())
         }
     }
 
     impl Sink for Printed {
-        fn urn(&mut self, _: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
-            self.0.push((offset, urn.as_str().to_owned()));
+        fn urn(&mut self, _: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
+            self.0.push((at.offset, urn.as_str().to_owned()));
             Ok(())
         }
-        fn rejected(&mut self, _: FileRef<'_>, _: u64, _: &[u8], _: &UrnError) -> io::Result<()> {
+        fn rejected(&mut self, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
             Ok(())
         }
         fn input_error(&mut self, _: &InputError) -> io::Result<()> {
@@ -1324,11 +1415,11 @@ mod tests {
     struct Seen(Vec<String>);
 
     impl Sink for Seen {
-        fn urn(&mut self, file: FileRef<'_>, offset: u64, _: &Urn<'_>) -> io::Result<()> {
-            self.0.push(format!("urn {} {offset}", file.name.rsplit('/').next().unwrap_or_default()));
+        fn urn(&mut self, file: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
+            self.0.push(format!("urn {} {}", file.name.rsplit('/').next().unwrap_or_default(), at.offset));
             Ok(())
         }
-        fn rejected(&mut self, _: FileRef<'_>, _: u64, _: &[u8], _: &UrnError) -> io::Result<()> {
+        fn rejected(&mut self, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
             Ok(())
         }
         fn input_error(&mut self, error: &InputError) -> io::Result<()> {
@@ -1411,10 +1502,10 @@ mod tests {
     fn formatted_text_is_never_dropped_silently() {
         struct Half;
         impl Sink for Half {
-            fn urn(&mut self, _: FileRef<'_>, _: u64, _: &Urn<'_>) -> io::Result<()> {
+            fn urn(&mut self, _: FileRef<'_>, _: Location, _: &Urn<'_>) -> io::Result<()> {
                 Ok(())
             }
-            fn rejected(&mut self, _: FileRef<'_>, _: u64, _: &[u8], _: &UrnError) -> io::Result<()> {
+            fn rejected(&mut self, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
                 Ok(())
             }
             fn input_error(&mut self, _: &InputError) -> io::Result<()> {
@@ -1435,8 +1526,44 @@ mod tests {
     fn printed(scanner: &Scanner, hay: &[u8], events: &[Event], parts: &[Vec<Parts>]) -> Vec<(u64, String)> {
         let mut sink = Printed::default();
         let opts = JobOptions { extract: scanner.options(), ..JobOptions::default() };
-        emit(&opts, FileRef { index: 0, name: "f" }, hay, 0, events, Notes { parts, kept: &[] }, &mut sink).unwrap();
+        let mut input = Emitting::new(FileRef { index: 0, name: "f" }, &opts);
+        emit(&opts, &mut input, hay, 0, events, Notes { parts, kept: &[] }, &mut sink).unwrap();
         sink.0
+    }
+
+    /// Where each event is: (offset, line), URNs and rejected candidates
+    /// alike. It offers a formatter but cannot take its text, so a run that
+    /// used the formatter fails.
+    #[derive(Default)]
+    struct Located(Vec<(u64, Option<u64>)>);
+
+    impl Sink for Located {
+        fn urn(&mut self, _: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
+            self.0.push((at.offset, at.line));
+            Ok(())
+        }
+        fn rejected(&mut self, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
+            self.0.push((at.offset, at.line));
+            Ok(())
+        }
+        fn input_error(&mut self, _: &InputError) -> io::Result<()> {
+            Ok(())
+        }
+        fn formatter(&self) -> Option<Arc<dyn Formatter>> {
+            Some(Arc::new(Lines))
+        }
+    }
+
+    /// A stream's next block starts before the end of the one before: the
+    /// count goes back as well as forward.
+    #[test]
+    fn line_count_moves_both_ways() {
+        let hay = b"a\nb\n\nc\nd";
+        let mut count = LineCount::default();
+        assert_eq!(count.move_to(hay, 0, 5), 3);
+        assert_eq!(count.move_to(hay, 0, 2), 1);
+        assert_eq!(count.move_to(&hay[2..], 2, 8), 4);
+        assert_eq!(count.move_to(&hay[2..], 2, 2), 1);
     }
 
     fn byte() -> impl Strategy<Value = u8> {
@@ -1498,6 +1625,50 @@ mod tests {
                 prop_assert!(raw.iter().all(u8::is_ascii_graphic));
                 let key = key_of_valid(&raw, grammar);
                 prop_assert_eq!(key.as_deref(), Some(entry.key));
+            }
+        }
+
+        /// With line numbers, every event's line is one more than the
+        /// newlines before its offset, for a file mapped or read whole and
+        /// a stream in blocks as short as 1 byte (whose next block starts
+        /// before the last one's end), whether the run keeps keys or not;
+        /// the events are those of the run without them, and the sink's
+        /// formatter is not used.
+        #[test]
+        fn line_numbers_count_the_newlines_before_each_event(
+            urns in prop::collection::vec("(urn|URN):(ab|a|cd):[a-b%2cF]{1,6}", 1..24),
+            seps in prop::collection::vec(prop::sample::select(vec![" ", "\n", "\r\n", "\n\n", "urn:\n", "\nurn:x", "", "long", "long"]), 24),
+            chunk in 1usize..48,
+            block in 1usize..64,
+            keys: bool,
+        ) {
+            // A stream's blocks hold 8 KiB beyond the bytes they scan (the
+            // longest URN): several blocks need some 4 KiB separators.
+            let long = "a line\n\nof text\r\n".repeat(200);
+            let sep = |s: &str| if s == "long" { long.clone() } else { s.to_owned() };
+            let hay: String = urns.iter().zip(&seps).map(|(u, s)| format!("{u}{}", sep(s))).collect();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.txt");
+            std::fs::write(&path, &hay).unwrap();
+            let paths = [path];
+            for mmap in [MmapPolicy::Always, MmapPolicy::Never] {
+                let plain = JobOptions { mmap, chunk_size: chunk, stream_block: block, keys, ..JobOptions::default() };
+                // (Keys on: a run that keeps none would use the formatter.)
+                let mut without = Located::default();
+                run(&paths, &JobOptions { keys: true, ..plain.clone() }, &mut without).unwrap();
+                let opts = JobOptions { line_numbers: true, ..plain };
+                let (mut whole, mut streamed) = (Located::default(), Located::default());
+                run(&paths, &opts, &mut whole).unwrap();
+                let scanner = Scanner::new(opts.extract).with_chunk_size(chunk);
+                let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
+                let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default() };
+                scan_stream(&scanner, &opts, target, reader, &mut streamed, &mut Outcome::default()).unwrap();
+                let want: Vec<(u64, Option<u64>)> = without.0.iter().map(|&(offset, line)| {
+                    assert_eq!(line, None);
+                    (offset, Some(1 + hay.as_bytes()[..offset as usize].iter().filter(|&&b| b == b'\n').count() as u64))
+                }).collect();
+                prop_assert_eq!(&whole.0, &want, "{:?}", mmap);
+                prop_assert_eq!(&streamed.0, &want, "streamed, {:?}", mmap);
             }
         }
 

@@ -342,6 +342,58 @@ fn paths_and_offsets_shown_or_left_out() {
     }
 }
 
+/// `-n`: the line of each record (from 1), before the offset as `grep -nbo`
+/// prints them. Counted by hand in `t`: line 1 is `first line`, line 2
+/// holds `urn:isbn:0451450523` at 15, line 3 is empty, line 4 (from 40)
+/// `urn:ietf:rfc:2141` at 40, `urn:a:b` (rejected: one-letter NID) at 59
+/// and `urn:x-y:z` at 67, and line 5 (from 77, no newline at the end)
+/// `urn:ab:c` at 82. A CR before a newline is part of the line before it.
+#[test]
+fn line_numbers_before_the_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = "first line\nsee urn:isbn:0451450523 and\r\n\nurn:ietf:rfc:2141, urn:a:b urn:x-y:z\nlast urn:ab:c";
+    let path = dir.path().join("t.txt");
+    fs::write(&path, t).unwrap();
+    let p = path.to_str().unwrap();
+    let run = |args: &[&str], stdin: &[u8]| {
+        let o = urnscan_in(args, stdin);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        text(&o)
+    };
+    let want = "2:15:urn:isbn:0451450523\n4:41:urn:ietf:rfc:2141\n4:68:urn:x-y:z\n5:83:urn:ab:c\n";
+    for mmap in ["always", "never"] {
+        assert_eq!(run(&["scan", "-n", "--mmap", mmap, p], b""), want, "{mmap}");
+    }
+    assert_eq!(run(&["scan", "-n"], t.as_bytes()), want);
+    assert_eq!(run(&["scan", "-nN", p], b""), "2:urn:isbn:0451450523\n4:urn:ietf:rfc:2141\n4:urn:x-y:z\n5:urn:ab:c\n");
+    assert_eq!(
+        run(&["scan", "-n", "-H", p], b"").lines().next(),
+        Some(format!("{p}:2:15:urn:isbn:0451450523").as_str())
+    );
+    assert_eq!(
+        run(&["scan", "-n", "--invalid", "-I", p], b""),
+        "4:60:nid-too-short\turn:a:b urn:x-y:z last urn:ab:c\n"
+    );
+    // jsonl and csv gain a line field, after the path.
+    let jsonl = run(&["scan", "-n", "--format", "jsonl", p], b"");
+    let lines: Vec<(u64, u64)> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["line"].as_u64().unwrap(), v["offset"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(lines, [(2, 15), (4, 41), (4, 68), (5, 83)]);
+    let csv = csv_records(&run(&["scan", "-n", "--format", "csv", "--invalid", p], b""));
+    assert_eq!(csv[0], ["path", "line", "offset", "kind", "error_offset", "candidate"]);
+    assert_eq!(csv[1][..4], [p, "4", "60", "nid-too-short"]);
+    // Without -n, no line field; with -u, -c, -l or --stats it has no meaning.
+    assert!(!run(&["scan", "--format", "jsonl", p], b"").contains("\"line\""));
+    for args in [&["-n", "-u"][..], &["-n", "-c"], &["-n", "-l"], &["-n", "--stats"]] {
+        let o = urnscan_in(&[&["scan"][..], args, &[p]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn count_reports_unreadable_inputs_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();
@@ -383,6 +435,8 @@ fn same_output_for_every_thread_count_and_mmap_policy() {
         &["scan", "-c", d],
         &["scan", "-IN", d],
         &["scan", "-l", d],
+        &["scan", "-n", d],
+        &["scan", "-n", "--invalid", "--format", "csv", d],
     ];
     for mode in modes {
         let run = |extra: &[&str]| {
@@ -464,7 +518,9 @@ fn dense_file_in_shrinking_windows_matches_the_stream() {
     let path = dir.path().join("dense.txt");
     fs::write(&path, &dense).unwrap();
     let p = path.to_str().unwrap();
-    for mode in [&["scan", "--unique", p][..], &["scan", "--stats", "--format", "json", p], &["scan", p]] {
+    let modes =
+        [&["scan", "--unique", p][..], &["scan", "--stats", "--format", "json", p], &["scan", p], &["scan", "-nN", p]];
+    for mode in modes {
         let run = |extra: &[&str]| {
             let o = urnscan_in(&[mode, extra].concat(), b"");
             assert_eq!(o.status.code(), Some(0));
@@ -484,6 +540,12 @@ fn dense_file_in_shrinking_windows_matches_the_stream() {
             assert_eq!(streamed.len(), 750_000);
         } else if mode[1] == p {
             assert_eq!(streamed.len(), 2_000_000);
+        } else if mode[1] == "-nN" {
+            // One URN per line: the i-th is on line i + 1, windows or not.
+            assert_eq!(streamed.len(), 2_000_000);
+            let line_of = |l: &str| l.split_once(':').and_then(|(n, _)| n.parse::<usize>().ok());
+            let off = streamed.iter().enumerate().find(|(i, l)| line_of(l) != Some(i + 1));
+            assert_eq!(off, None);
         } else {
             let v: serde_json::Value = serde_json::from_str(&streamed[0]).unwrap();
             assert_eq!((v["valid"].as_u64(), v["unique"].as_u64()), (Some(2_000_000), Some(750_000)), "{v}");

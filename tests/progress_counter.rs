@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use urnscan::job::{self, FileRef, JobOptions, Sink};
+use urnscan::job::{self, FileRef, JobOptions, Location, Sink};
 use urnscan::lines::{DedupOptions, LineDedup, Order};
 use urnscan::source::{InputError, MmapPolicy};
 use urnscan::{Urn, UrnError};
@@ -24,17 +24,17 @@ struct Collect {
 }
 
 impl Sink for Collect {
-    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+    fn urn(&mut self, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
         if let Some(counter) = &self.counter {
             if self.first_seen.last().is_none_or(|&(f, _)| f != file.index) {
                 self.first_seen.push((file.index, counter.load(Ordering::Relaxed)));
             }
         }
-        self.events.push((file.index, offset, urn.as_str().to_owned()));
+        self.events.push((file.index, at.offset, urn.as_str().to_owned()));
         Ok(())
     }
-    fn rejected(&mut self, file: FileRef<'_>, offset: u64, _: &[u8], error: &UrnError) -> io::Result<()> {
-        self.events.push((file.index, offset, error.kind().as_str().to_owned()));
+    fn rejected(&mut self, file: FileRef<'_>, at: Location, _: &[u8], error: &UrnError) -> io::Result<()> {
+        self.events.push((file.index, at.offset, error.kind().as_str().to_owned()));
         Ok(())
     }
     fn input_error(&mut self, _: &InputError) -> io::Result<()> {

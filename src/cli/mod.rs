@@ -223,6 +223,7 @@ Examples:
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
   urnscan scan -IN dump/                    the URNs alone, one per line (as grep -oh)
+  urnscan scan -n app.log                   each URN's line number too (line:offset:urn)
   urnscan scan -l dump/                     the files that hold a URN (as grep -l)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
@@ -281,6 +282,10 @@ pub struct ScanArgs {
     /// Leave out the byte offset before each text record (occurrences and --invalid).
     #[arg(short = 'N', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
     no_offset: bool,
+    /// Show the line number of each occurrence or rejected candidate (from 1; lines end at `\n`):
+    /// `path:line:offset:urn` in text, as `grep -nbo`, and a `line` field in jsonl and csv.
+    #[arg(short = 'n', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
+    line_number: bool,
     /// End each printed path with a NUL byte instead of `:` or a newline
     /// (text; for `xargs -0` and paths with any bytes), as `grep -Z`.
     #[arg(short = '0', long, conflicts_with_all = ["unique", "stats"])]

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::Entry;
-use urnscan::job::{self, FileRef, Formatter, JobOptions, Outcome, Sink, Totals};
+use urnscan::job::{self, FileRef, Formatter, JobOptions, Location, Outcome, Sink, Totals};
 use urnscan::lines::apply_ns_rules;
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
@@ -36,7 +36,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.format != Format::Text && (args.with_filename || args.no_filename || args.no_offset || args.null) {
         // Their records always have both fields: dropping one would change
         // the columns a reader of the format relies on.
-        bail!("-H, -I, -N and -0 shape text output only: jsonl and csv records always hold the path and the offset");
+        bail!("-H, -I, -N and -0 shape text output only: jsonl and csv records always hold the path and the offset (-n adds a line field to them)");
     }
     let paths = args.inputs.paths(&args.paths)?;
     if paths.is_empty() && io::stdin().is_terminal() {
@@ -62,6 +62,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         walk,
         keys: args.unique || args.stats,
         ns_rules: args.ns_rules,
+        line_numbers: args.line_number,
         // Counting and listing inputs need only the totals of each input.
         events: per_input == PerInput::Nothing && (!(args.unique || args.stats) || args.invalid),
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
@@ -81,6 +82,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
             with_path: args.with_filename || (!args.no_filename && !single_input(&paths)),
             no_path: args.no_filename,
             with_offset: !args.no_offset,
+            with_line: args.line_number,
             path_end: if args.null { b'\0' } else { b':' },
             many_inputs: !single_input(&paths),
             ns_rules: args.ns_rules,
@@ -293,6 +295,9 @@ struct Records {
     no_path: bool,
     /// The offset before an occurrence or a rejected candidate in text (not `-N`).
     with_offset: bool,
+    /// The line number before the offset in text, and a `line` field in
+    /// jsonl and csv (`-n`; the job then gives every event's line).
+    with_line: bool,
     /// What follows a path in text: `:`, or NUL with `-0`.
     path_end: u8,
     /// More than one input, or a directory: counts of 0 are left out.
@@ -311,9 +316,11 @@ impl Records {
 
     /// The CSV header of what this run prints per event.
     fn header(&self) -> &'static str {
-        match self.mode {
-            Mode::Occurrences => "path,offset,urn,key,nid",
-            Mode::Invalid => "path,offset,kind,error_offset,candidate",
+        match (self.mode, self.with_line) {
+            (Mode::Occurrences, false) => "path,offset,urn,key,nid",
+            (Mode::Occurrences, true) => "path,line,offset,urn,key,nid",
+            (Mode::Invalid, false) => "path,offset,kind,error_offset,candidate",
+            (Mode::Invalid, true) => "path,line,offset,kind,error_offset,candidate",
         }
     }
 
@@ -336,10 +343,15 @@ impl Records {
         }
     }
 
-    /// `offset:` before a text record, unless `-N`.
-    fn offset_prefix(&self, out: &mut impl Write, offset: u64) -> io::Result<()> {
+    /// `line:` (with `-n`) and `offset:` (unless `-N`) before a text
+    /// record: grep's order for `-nbo`.
+    fn location_prefix(&self, out: &mut impl Write, at: Location) -> io::Result<()> {
+        if let Some(line) = at.line {
+            write_u64(out, line)?;
+            out.write_all(b":")?;
+        }
         if self.with_offset {
-            write_u64(out, offset)?;
+            write_u64(out, at.offset)?;
             out.write_all(b":")?;
         }
         Ok(())
@@ -349,19 +361,23 @@ impl Records {
     /// there (see `output`): with a `String` per key and a UTF-8 check and
     /// `serde_json` per field, JSON Lines and CSV output took 2.5 times as
     /// long as text; now about 1.5 times, for 2.6 times the bytes.
-    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
         match self.format {
             Format::Text => {
                 self.path_prefix(out, file.name)?;
-                self.offset_prefix(out, offset)?;
+                self.location_prefix(out, at)?;
                 out.extend_from_slice(urn.as_bytes());
                 out.push(b'\n');
             }
             Format::Jsonl | Format::Json => {
                 out.extend_from_slice(b"{\"path\":");
                 json_str(out, file.name)?;
+                if let Some(line) = at.line {
+                    out.extend_from_slice(b",\"line\":");
+                    write_u64(out, line)?;
+                }
                 out.extend_from_slice(b",\"offset\":");
-                write_u64(out, offset)?;
+                write_u64(out, at.offset)?;
                 out.extend_from_slice(b",\"urn\":");
                 // The key and the NID change the case of the URN's letters
                 // only: when the URN needs no escape (no URN the grammar
@@ -376,7 +392,11 @@ impl Records {
             Format::Csv => {
                 write_csv_field(out, file.name.as_bytes())?;
                 out.push(b',');
-                write_u64(out, offset)?;
+                if let Some(line) = at.line {
+                    write_u64(out, line)?;
+                    out.push(b',');
+                }
+                write_u64(out, at.offset)?;
                 out.push(b',');
                 // As for JSON: what the URN needs, its key and NID need.
                 let check = !csv_appended(out, true, |out| out.extend_from_slice(urn.as_bytes()))?;
@@ -394,7 +414,7 @@ impl Records {
         &self,
         out: &mut impl Write,
         file: FileRef<'_>,
-        offset: u64,
+        at: Location,
         candidate: &[u8],
         error: &UrnError,
     ) -> io::Result<()> {
@@ -408,7 +428,7 @@ impl Records {
                     out.write_all(file.name.as_bytes())?;
                     out.write_all(&[self.path_end])?;
                 }
-                self.offset_prefix(out, offset)?;
+                self.location_prefix(out, at)?;
                 out.write_all(kind.as_bytes())?;
                 out.write_all(b"\t")?;
                 out.write_all(shown.as_bytes())?;
@@ -417,22 +437,27 @@ impl Records {
             Format::Jsonl | Format::Json => {
                 out.write_all(b"{\"path\":")?;
                 json_str(out, file.name)?;
+                if let Some(line) = at.line {
+                    write!(out, ",\"line\":{line}")?;
+                }
                 write!(
                     out,
-                    ",\"offset\":{offset},\"kind\":\"{kind}\",\"error_offset\":{},\"candidate\":",
+                    ",\"offset\":{},\"kind\":\"{kind}\",\"error_offset\":{},\"candidate\":",
+                    at.offset,
                     error.offset()
                 )?;
                 json_str(out, &shown)?;
                 out.write_all(b"}\n")
             }
             Format::Csv => {
-                let (mut offset_text, mut error_text) = (itoa::Buffer::new(), itoa::Buffer::new());
-                let offset_text = offset_text.format(offset).as_bytes();
-                let error_text = error_text.format(error.offset()).as_bytes();
-                write_csv_record(
-                    out,
-                    &[file.name.as_bytes(), offset_text, kind.as_bytes(), error_text, shown.as_bytes()],
-                )
+                let mut numbers = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
+                let [line_text, offset_text, error_text] = &mut numbers;
+                let line = at.line.map(|line| line_text.format(line).as_bytes());
+                let (offset, error_offset) = (offset_text.format(at.offset), error_text.format(error.offset()));
+                let fields = [Some(file.name.as_bytes()), line, Some(offset.as_bytes())];
+                let rest = [kind.as_bytes(), error_offset.as_bytes(), shown.as_bytes()];
+                let record: Vec<&[u8]> = fields.into_iter().flatten().chain(rest).collect();
+                write_csv_record(out, &record)
             }
         }
     }
@@ -446,9 +471,9 @@ fn write_key_nid(out: &mut Vec<u8>, urn: &Urn<'_>) {
 }
 
 impl Formatter for Records {
-    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+    fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
         if self.shows_urns() {
-            Records::urn(self, out, file, offset, urn)?;
+            Records::urn(self, out, file, at, urn)?;
         }
         Ok(())
     }
@@ -457,32 +482,32 @@ impl Formatter for Records {
         &self,
         out: &mut Vec<u8>,
         file: FileRef<'_>,
-        offset: u64,
+        at: Location,
         candidate: &[u8],
         error: &UrnError,
     ) -> io::Result<()> {
         if self.mode == Mode::Invalid {
-            Records::rejected(self, out, file, offset, candidate, error)?;
+            Records::rejected(self, out, file, at, candidate, error)?;
         }
         Ok(())
     }
 }
 
 impl<W: Write> Sink for Printer<'_, W> {
-    fn urn(&mut self, file: FileRef<'_>, offset: u64, urn: &Urn<'_>) -> io::Result<()> {
+    fn urn(&mut self, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
         if self.records.shows_urns() {
             self.header(self.records.header())?;
             self.line.clear();
-            self.records.urn(&mut self.line, file, offset, urn)?;
+            self.records.urn(&mut self.line, file, at, urn)?;
             self.out.write_all(&self.line)?;
         }
         Ok(())
     }
 
-    fn rejected(&mut self, file: FileRef<'_>, offset: u64, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+    fn rejected(&mut self, file: FileRef<'_>, at: Location, candidate: &[u8], error: &UrnError) -> io::Result<()> {
         if self.records.mode == Mode::Invalid {
             self.header(self.records.header())?;
-            self.records.rejected(&mut self.out, file, offset, candidate, error)?;
+            self.records.rejected(&mut self.out, file, at, candidate, error)?;
         }
         Ok(())
     }
@@ -658,6 +683,7 @@ mod tests {
             urn in "[uU][rR][nN]:[a-zA-Z0-9][a-zA-Z0-9-]{0,4}[a-zA-Z0-9]:([a-zA-Z0-9,;'()/+=:@!$&*._~-]|%[0-9a-fA-F]{2}){1,12}(\\?\\+[a-z,]{0,5})?(\\?=[a-z,]{0,5})?(#[a-z,]{0,5})?",
             path in "(?s).{0,12}",
             offset: u64,
+            line: Option<u64>,
             rfc2141: bool,
         ) {
             let grammar = if rfc2141 { urnscan::Grammar::Rfc2141 } else { urnscan::Grammar::Rfc8141 };
@@ -670,24 +696,32 @@ mod tests {
                 with_path: true,
                 no_path: false,
                 with_offset: true,
+                with_line: line.is_some(),
                 path_end: b':',
                 many_inputs: true,
                 ns_rules: false,
                 mode: Mode::Occurrences,
                 quiet: false,
             };
-            let mut out = Vec::new();
-            records(Format::Jsonl).urn(&mut out, file, offset, &urn).unwrap();
+            let (mut out, at) = (Vec::new(), Location { offset, line });
+            records(Format::Jsonl).urn(&mut out, file, at, &urn).unwrap();
             prop_assert_eq!(out.pop(), Some(b'\n'));
             let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
             let key = urn.key();
             let nid = urn.nid().to_ascii_lowercase();
-            prop_assert_eq!(&json, &serde_json::json!({"path": path, "offset": offset, "urn": urn.as_str(), "key": key, "nid": nid}));
+            let mut want = serde_json::json!({"path": path, "offset": offset, "urn": urn.as_str(), "key": key, "nid": nid});
+            if let Some(line) = line {
+                want["line"] = line.into();
+            }
+            prop_assert_eq!(&json, &want);
             out.clear();
-            records(Format::Csv).urn(&mut out, file, offset, &urn).unwrap();
+            records(Format::Csv).urn(&mut out, file, at, &urn).unwrap();
             let mut want = Vec::new();
-            let offset = offset.to_string();
-            write_csv_record(&mut want, &[path.as_bytes(), offset.as_bytes(), urn.as_bytes(), key.as_bytes(), nid.as_bytes()]).unwrap();
+            let (offset, line) = (offset.to_string(), line.map(|l| l.to_string()));
+            let mut fields = vec![path.as_bytes()];
+            fields.extend(line.as_ref().map(String::as_bytes));
+            fields.extend([offset.as_bytes(), urn.as_bytes(), key.as_bytes(), nid.as_bytes()]);
+            write_csv_record(&mut want, &fields).unwrap();
             prop_assert_eq!(out, want);
         }
     }
