@@ -489,6 +489,44 @@ fn memory_limit_gives_identical_output_in_every_mode() {
     assert!(a.stdout == b.stdout);
 }
 
+/// `-d`/`--repeated` and `--min-count N` print only the classes of at least
+/// 2 (or N) lines, with their whole counts, as `uniq -d` does after `sort`:
+/// the generator's truth file filtered by its own counts, with and without
+/// spilling (where a class's lines are counted across the spill files).
+/// The summary still counts every class.
+#[test]
+fn repeated_and_min_count_keep_the_classes_seen_often_enough() {
+    let dir = TempDir::new("repeated");
+    let small = dir.file("small.txt", b"urn:a1:x\nURN:A1:x\nurn:b2:y\nurn:c3:%2f\nurn:c3:%2F\nurn:c3:%2f\n");
+    let o = dedup(&["-c", "-d", &small], b"");
+    assert_eq!(stdout(&o), "2\turn:a1:x\n3\turn:c3:%2f\n");
+    assert_eq!(summary(&o)["distinct"], 3);
+    assert_eq!(stdout(&dedup(&["-q", "--min-count", "3", "--keys", &small], b"")), "urn:c3:%2F\n");
+    assert_eq!(stdout(&dedup(&["-q", "--min-count", "4", &small], b"")), "");
+    assert_eq!(stdout(&dedup(&["-q", "--min-count", "0", &small], b"")), stdout(&dedup(&["-q", &small], b"")));
+    let o = dedup(&["-q", "-d", "--min-count", "2", &small], b"");
+    assert_eq!(o.status.code(), Some(2), "-d is --min-count 2: not both");
+
+    let (data, truth) = generate(&dir, 60_000, 15_000);
+    let truth = fs::read_to_string(&truth).unwrap();
+    let spill_dir = dir.path("tmp");
+    fs::create_dir(&spill_dir).unwrap();
+    for (filter, least) in [(&["-d"][..], 2), (&["--min-count", "5"], 5)] {
+        let want: String = truth
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(_, count)| count.parse::<u64>().unwrap() >= least)
+            .map(|(key, count)| format!("{count}\t{key}\n"))
+            .collect();
+        assert!(!want.is_empty() && want.lines().count() < 15_000, "{filter:?}: some classes in, some out");
+        for limit in [&[][..], &["--memory-limit", "64KiB", "--temp-dir", &spill_dir]] {
+            let o = dedup(&[&["-q", "--keys", "--count"][..], filter, limit, &[&data]].concat(), b"");
+            assert_eq!(o.status.code(), Some(0), "{filter:?} {limit:?}");
+            assert!(stdout(&o) == want, "{filter:?} {limit:?}: not the truth's classes of {least} or more lines");
+        }
+    }
+}
+
 #[test]
 fn bad_memory_limit_is_a_usage_error() {
     let o = dedup(&["--memory-limit", "lots"], b"");

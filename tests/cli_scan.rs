@@ -394,6 +394,29 @@ fn line_numbers_before_the_offsets() {
     }
 }
 
+/// `scan -u -d` / `--min-count N`: only the URNs that occur at least 2 (N)
+/// times, with their whole counts; `--stats` still counts them all. In the
+/// input below `urn:a1:x` occurs twice (its NID in two cases), `urn:b2:y`
+/// once and `urn:c3:%2F` three times (its hex in two cases).
+#[test]
+fn unique_with_repeated_and_min_count() {
+    let input = b"see urn:a1:x and URN:A1:x, urn:b2:y\n(urn:c3:%2f) urn:c3:%2F urn:c3:%2f.";
+    let run = |args: &[&str]| text(&urnscan_in(&[&["scan", "-u"][..], args].concat(), input));
+    assert_eq!(run(&["-d"]), "2\turn:a1:x\n3\turn:c3:%2f\n");
+    assert_eq!(
+        run(&["--min-count", "3", "--format", "csv"]),
+        "key,urn,count,nid,path,offset\nurn:c3:%2F,urn:c3:%2f,3,c3,-,37\n"
+    );
+    assert_eq!(run(&["-d", "--sort", "first-seen"]), "2\turn:a1:x\n3\turn:c3:%2f\n");
+    let stats = run(&["--min-count", "3", "--stats", "--format", "jsonl"]);
+    let last: serde_json::Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
+    assert_eq!((last["valid"].as_u64(), last["unique"].as_u64()), (Some(6), Some(3)), "{last}");
+    for args in [&["-d"][..], &["--min-count", "2"], &["-u", "-d", "--min-count", "2"]] {
+        let o = urnscan_in(&[&["scan"][..], args].concat(), input);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
+
 #[test]
 fn count_reports_unreadable_inputs_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();

@@ -268,7 +268,13 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
         SortOrder::Key => Order::Key,
     };
     let (format, count, keys) = (args.format, args.count, args.keys);
-    let formatter = |e: &Entry<'_>, text: &mut Vec<u8>| Printer { out: text, format, count, keys, names }.entry(e);
+    let min_count = super::min_count(args.min_count, args.repeated);
+    let formatter = |e: &Entry<'_>, text: &mut Vec<u8>| {
+        if e.count < min_count {
+            return Ok(());
+        }
+        Printer { out: text, format, count, keys, names }.entry(e)
+    };
     // Errors of the output are told apart from errors reading back the
     // spill files, which go through the same call.
     let mut output_error = None;

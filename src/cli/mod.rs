@@ -219,6 +219,7 @@ Examples:
   urnscan scan --unique logs/               unique URNs (by RFC 8141 equivalence) with counts
   urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
   urnscan scan -u --sort first-seen dump/   unique URNs in the order they first appear
+  urnscan scan -u -d dump/                  only the URNs that occur more than once
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
@@ -231,6 +232,12 @@ Examples:
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
 Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read.";
+
+/// The fewest occurrences a class needs to be printed: `--min-count N`,
+/// or 2 with `-d`/`--repeated` (clap lets only one of them through), else 1.
+fn min_count(min_count: Option<u64>, repeated: bool) -> u64 {
+    min_count.unwrap_or(if repeated { 2 } else { 1 })
+}
 
 /// Options of `urnscan scan`.
 #[derive(clap::Args, Debug)]
@@ -247,6 +254,13 @@ pub struct ScanArgs {
     /// given, then offset; no sort, so faster on many distinct URNs).
     #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique")]
     sort: dedup::SortOrder,
+    /// With --unique: only the URNs that occur at least N times (each still with its whole count;
+    /// --stats counts them all).
+    #[arg(long, value_name = "N", requires = "unique", conflicts_with = "repeated")]
+    min_count: Option<u64>,
+    /// With --unique: only the URNs that occur more than once, as `uniq -d` (--min-count 2).
+    #[arg(short = 'd', long, requires = "unique")]
+    repeated: bool,
     /// Per-NID statistics and totals (the time taken goes to stderr, on a terminal).
     #[arg(short, long)]
     stats: bool,
@@ -422,6 +436,7 @@ Examples:
   urnscan dedup --format jsonl --ns-rules in.txt  key, urn, count, nid, path, line
   urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
   urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
+  urnscan dedup -c -d urns.txt                  the classes of more than one line, with counts
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -453,6 +468,12 @@ pub struct DedupArgs {
     /// Text output: print the equivalence key instead of the first-seen form.
     #[arg(short, long)]
     keys: bool,
+    /// Only the classes of at least N lines (the summary's `distinct` still counts them all).
+    #[arg(long, value_name = "N", conflicts_with = "repeated")]
+    min_count: Option<u64>,
+    /// Only the classes of more than one line, as `uniq -d` (--min-count 2).
+    #[arg(short = 'd', long)]
+    repeated: bool,
     /// Output format; jsonl and csv give key, urn, count, nid, path and line of the first occurrence.
     #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
     format: dedup::DedupFormat,

@@ -102,7 +102,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // order, counts them in hash maps.
     let mut nids = None;
     if args.unique {
-        nids = printer.unique(&mut outcome, args.stats, args.sort)?;
+        let min_count = super::min_count(args.min_count, args.repeated);
+        nids = printer.unique(&mut outcome, args.stats, args.sort, min_count)?;
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| NidStats::from_table(&outcome.table));
@@ -188,19 +189,29 @@ impl<W: Write> Printer<'_, W> {
         Ok(())
     }
 
-    /// The unique URNs in `order`. Millions of lines take a while to
-    /// format, so ranges of entries are formatted in parallel and written
-    /// in order ([`write_in_order`]). In key order, with `count_nids`, the
-    /// same pass counts the entries by NID, which key order groups into
-    /// runs: the per-NID statistics without a second pass over the entries
-    /// and without hashing (see [`NidRuns`]). First-seen order does not
-    /// group them, and returns `None` for the caller to count apart.
-    fn unique(&mut self, outcome: &mut Outcome, count_nids: bool, order: SortOrder) -> io::Result<Option<NidStats>> {
+    /// The unique URNs of `min_count` occurrences or more, in `order`.
+    /// Millions of lines take a while to format, so ranges of entries are
+    /// formatted in parallel and written in order ([`write_in_order`]). In
+    /// key order, with `count_nids`, the same pass counts every entry (the
+    /// ones left out too) by NID, which key order groups into runs: the
+    /// per-NID statistics without a second pass over the entries and
+    /// without hashing (see [`NidRuns`]). First-seen order does not group
+    /// them, and returns `None` for the caller to count apart.
+    fn unique(
+        &mut self,
+        outcome: &mut Outcome,
+        count_nids: bool,
+        order: SortOrder,
+        min_count: u64,
+    ) -> io::Result<Option<NidStats>> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
         let inputs = &outcome.inputs;
         let format = self.records.format;
         let record = |e: &Entry<'_>, text: &mut Vec<u8>| {
+            if e.count < min_count {
+                return Ok(());
+            }
             let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
             unique_record(text, format, e, path)
         };
