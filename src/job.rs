@@ -60,6 +60,13 @@
 //! URN of another namespace still ends where it ends and hides what its
 //! bytes contain.
 //!
+//! With [`JobOptions::line_numbers`], the sink gets each event's line
+//! ([`Location::line`]) beside its offset. The lines are counted on the
+//! calling thread as the events reach the sink in input order: the
+//! newlines between one event and the next (`Emitting`), one more pass
+//! over each input's bytes, and no formatter, since a chunk's records
+//! would need the lines of every chunk before it.
+//!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
 //! when their turn comes (see `is_regular_file`).
