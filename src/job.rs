@@ -95,7 +95,7 @@ use crate::grammar::{parse, Grammar};
 use crate::key::{key_shape, Fixes, KeyShape};
 use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
-use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
+use crate::scan::{resume_point, Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{
     self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
 };
@@ -1063,12 +1063,6 @@ impl SpanLines {
         let total = count.move_to(hay, 0, resume_point(events, span.end) as u64);
         SpanLines { before, total }
     }
-}
-
-/// Where the scan of the next span of an input starts: after the last URN
-/// that began in this one, or at its end.
-fn resume_point(events: &[Event], end: usize) -> usize {
-    events.iter().rev().find_map(Event::end).unwrap_or(0).max(end)
 }
 
 /// The newlines from the first of `events` to each of them (0 for the

@@ -116,6 +116,13 @@ impl Event {
     }
 }
 
+/// Where scanning resumes after the events of a span that ends at `end`:
+/// after the last URN that began in it (whose bytes no later candidate may
+/// start in), or at `end`, whichever is later.
+pub(crate) fn resume_point(events: &[Event], end: usize) -> usize {
+    events.iter().rev().find_map(Event::end).unwrap_or(0).max(end)
+}
+
 /// Finds URNs in buffers. Cheap to copy; holds no state between scans.
 #[derive(Clone, Copy, Debug)]
 pub struct Scanner {
@@ -307,7 +314,7 @@ impl Scanner {
                 let rejoin = self.rescan_from(hay, resume, end, &mut noted.chunk);
                 noted.fix_head(rejoin, &per_chunk);
             }
-            resume = noted.chunk.events.iter().rev().find_map(Event::end).unwrap_or(0).max(resume);
+            resume = resume_point(&noted.chunk.events, resume);
         }
         let mut events = Vec::with_capacity(parts.iter().map(|n| n.chunk.events.len()).sum());
         let mut results = Vec::with_capacity(parts.len());
@@ -406,7 +413,7 @@ impl Scanner {
                 if !on_block(&buf, base, &events, results) {
                     return Ok(base + buf.len() as u64);
                 }
-                from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+                from = resume_point(&events, end);
             }
             if eof {
                 return Ok(base + buf.len() as u64);
@@ -629,7 +636,7 @@ fn windows<T>(
         if !on_window(&events, results) {
             return;
         }
-        from = events.iter().rev().find_map(Event::end).unwrap_or(0).max(end);
+        from = resume_point(&events, end);
     }
 }
 

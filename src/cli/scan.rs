@@ -461,14 +461,18 @@ impl Records {
                 out.write_all(b"}\n")
             }
             Format::Csv => {
-                let mut numbers = [itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new()];
-                let [line_text, offset_text, error_text] = &mut numbers;
-                let line = at.line.map(|line| line_text.format(line).as_bytes());
-                let (offset, error_offset) = (offset_text.format(at.offset), error_text.format(error.offset()));
-                let fields = [Some(file.name.as_bytes()), line, Some(offset.as_bytes())];
-                let rest = [kind.as_bytes(), error_offset.as_bytes(), shown.as_bytes()];
-                let record: Vec<&[u8]> = fields.into_iter().flatten().chain(rest).collect();
-                write_csv_record(out, &record)
+                let (mut line_text, mut offset_text, mut error_text) =
+                    (itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new());
+                let (path, kind) = (file.name.as_bytes(), kind.as_bytes());
+                let offset = offset_text.format(at.offset).as_bytes();
+                let error_offset = error_text.format(error.offset()).as_bytes();
+                match at.line {
+                    Some(line) => {
+                        let line = line_text.format(line).as_bytes();
+                        write_csv_record(out, &[path, line, offset, kind, error_offset, shown.as_bytes()])
+                    }
+                    None => write_csv_record(out, &[path, offset, kind, error_offset, shown.as_bytes()]),
+                }
             }
         }
     }
