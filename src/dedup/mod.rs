@@ -266,10 +266,7 @@ impl KeyBatch {
             (BORROWED, key_hash(name))
         } else {
             let at = self.keys.len();
-            write_key(name, fixes, &mut self.keys);
-            if self.ns_rules {
-                apply_ns_rules(&mut self.keys[at..]);
-            }
+            write_ruled_key(name, fixes, self.ns_rules, &mut self.keys);
             (at as u32, key_hash(&self.keys[at..]))
         };
         let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
@@ -348,6 +345,18 @@ impl Piece {
     }
 }
 
+/// Appends the key of the URN whose name (`urn:`, NID and NSS) is `name`
+/// to `out`, fixed as `fixes` says and, with `rules`, passed through the
+/// namespace rules: the one way a batch's keys are made, when they are
+/// pushed and when they are checked again.
+fn write_ruled_key(name: &[u8], fixes: Fixes, rules: bool, out: &mut Vec<u8>) {
+    let at = out.len();
+    write_key(name, fixes, out);
+    if rules {
+        apply_ns_rules(&mut out[at..]);
+    }
+}
+
 /// How an occurrence from bytes that may change is checked before its key
 /// is kept (see [`KeyBatch::new`]).
 #[derive(Clone, Copy, Debug)]
@@ -373,10 +382,7 @@ fn still_consistent(raw: &[u8], key: &[u8], hash: u64, recheck: Recheck, scratch
         name
     } else {
         scratch.clear();
-        write_key(name, fixes, scratch);
-        if recheck.ns_rules {
-            apply_ns_rules(scratch);
-        }
+        write_ruled_key(name, fixes, recheck.ns_rules, scratch);
         &scratch[..]
     };
     now == key && key_hash(key) == hash
