@@ -409,7 +409,7 @@ pub struct Outcome {
 /// # Ok::<(), io::Error>(())
 /// ```
 pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
-    let inputs = source::expand(paths, opts.walk);
+    let inputs = source::expand(paths, &opts.walk);
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();

@@ -4,6 +4,8 @@
 //! Input order is the order paths were given, with each directory's files
 //! sorted by name (the `ignore` crate's walker, with its gitignore and
 //! hidden-file filters off by default: dumps are not source trees).
+//! [`Globs`] choose which files of a walked directory are read, as
+//! ripgrep's `-g` does; a file named by the caller is always read.
 //!
 //! How a regular file's bytes are obtained is an I/O detail that never
 //! changes results: small files are read into memory, large ones are
@@ -56,13 +58,106 @@ pub enum MmapPolicy {
 }
 
 /// How directories are walked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct WalkOptions {
     /// Honour .gitignore/.ignore files and skip hidden entries.
     pub respect_ignore: bool,
     /// Follow symbolic links (loops are reported, not followed forever).
     pub follow_links: bool,
+    /// Which files of a directory are read (all by default).
+    pub globs: Globs,
 }
+
+/// Globs in gitignore syntax that choose the files of walked directories,
+/// as ripgrep's `-g` and `--iglob` do: a file is read if the last glob
+/// that matches its path is a plain one, and left out if it is a `!GLOB`;
+/// when there is at least one plain glob, a file that none matches is left
+/// out too. A directory that a `!GLOB` matches is not entered; plain globs
+/// never keep the walk out of a directory. A glob without a `/` matches a
+/// name at any depth (`*.xml`); one with a `/` is anchored at the root
+/// given to [`Globs::new`] (`dump/2024/**`). Later globs win, and the
+/// case-insensitive ones come after the others.
+///
+/// Files the caller names are read whatever the globs say, as ripgrep
+/// does: the globs only filter what a directory walk finds.
+///
+/// ```
+/// use std::path::Path;
+/// use urnscan::source::{expand, Globs, Input, WalkOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// for name in ["a.xml", "b.log", "c.XML"] {
+///     std::fs::write(dir.path().join(name), "urn:isbn:0451450523")?;
+/// }
+/// let globs = Globs::new(dir.path(), &["*.xml"], &[])?;
+/// let walk = WalkOptions { globs, ..WalkOptions::default() };
+/// let found = expand(&[dir.path().to_path_buf()], &walk);
+/// let names: Vec<String> = found.into_iter().map(|i| i.unwrap().display()).collect();
+/// assert_eq!(names, [dir.path().join("a.xml").display().to_string()]);
+///
+/// // Case-insensitive, and a glob that leaves files out.
+/// let globs = Globs::new(dir.path(), &["!b.*"], &["*.XML"])?;
+/// let walk = WalkOptions { globs, ..WalkOptions::default() };
+/// assert_eq!(expand(&[dir.path().to_path_buf()], &walk).len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Globs(Option<ignore::overrides::Override>);
+
+impl Globs {
+    /// Globs `plain` (case-sensitive) then `ignoring_case`, each a glob or
+    /// `!` and a glob; anchored globs are relative to `root` (a command
+    /// line tool passes its working directory). An invalid glob is an
+    /// error that names it.
+    pub fn new<S: AsRef<str>>(root: &Path, plain: &[S], ignoring_case: &[S]) -> Result<Globs, GlobError> {
+        if plain.is_empty() && ignoring_case.is_empty() {
+            return Ok(Globs(None));
+        }
+        let mut builder = ignore::overrides::OverrideBuilder::new(root);
+        let invalid = |glob: &str, err: ignore::Error| GlobError { glob: glob.to_owned(), reason: glob_reason(err) };
+        for glob in plain {
+            builder.add(glob.as_ref()).map_err(|e| invalid(glob.as_ref(), e))?;
+        }
+        // The builder's case setting applies to the globs added after it.
+        builder.case_insensitive(true).map_err(|e| invalid("", e))?;
+        for glob in ignoring_case {
+            builder.add(glob.as_ref()).map_err(|e| invalid(glob.as_ref(), e))?;
+        }
+        let built = builder.build().map_err(|e| invalid("", e))?;
+        Ok(Globs(Some(built)))
+    }
+
+    /// Whether no glob was given (every file is read).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+/// The matcher's own words for what is wrong with a glob, without the glob,
+/// which [`GlobError`] names itself.
+fn glob_reason(err: ignore::Error) -> String {
+    match err {
+        ignore::Error::Glob { err, .. } => err,
+        other => other.to_string(),
+    }
+}
+
+/// A glob given to [`Globs::new`] that is not valid gitignore syntax.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobError {
+    /// The glob as given.
+    pub glob: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl std::fmt::Display for GlobError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid glob `{}`: {}", self.glob, self.reason)
+    }
+}
+
+impl std::error::Error for GlobError {}
 
 /// One input in input order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +218,7 @@ impl std::error::Error for InputError {}
 
 /// Expands `paths` (`-` is stdin; no paths means stdin) into inputs in
 /// input order, with the errors of unreadable paths in their place.
-pub fn expand(paths: &[PathBuf], walk: WalkOptions) -> Vec<Result<Input, InputError>> {
+pub fn expand(paths: &[PathBuf], walk: &WalkOptions) -> Vec<Result<Input, InputError>> {
     if paths.is_empty() {
         return vec![Ok(Input::Stdin)];
     }
@@ -142,12 +237,13 @@ pub fn expand(paths: &[PathBuf], walk: WalkOptions) -> Vec<Result<Input, InputEr
     out
 }
 
-fn walk_dir(dir: &Path, opts: WalkOptions, out: &mut Vec<Result<Input, InputError>>) {
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(opts.respect_ignore)
-        .follow_links(opts.follow_links)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
+fn walk_dir(dir: &Path, opts: &WalkOptions, out: &mut Vec<Result<Input, InputError>>) {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    builder.standard_filters(opts.respect_ignore).follow_links(opts.follow_links).sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(globs) = &opts.globs.0 {
+        builder.overrides(globs.clone());
+    }
+    let walker = builder.build();
     for entry in walker {
         match entry {
             Ok(entry) if entry.file_type().is_some_and(|t| t.is_file()) => {

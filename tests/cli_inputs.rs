@@ -488,3 +488,80 @@ fn files_from_lists_paths_by_line_or_by_nul() {
     assert_eq!(both.code, Some(2));
     assert!(both.err.contains("stdin cannot be an input too"), "{}", both.err);
 }
+
+/// Runs urnscan in `cwd`, with an empty stdin.
+fn urnscan_at(cwd: &Path, args: &[&str]) -> Run {
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run urnscan");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run { code: o.status.code(), out: text(&o.stdout), err: text(&o.stderr) }
+}
+
+#[test]
+fn globs_choose_the_files_of_walked_directories() {
+    // One URN per file, named after it, so the listing says which files
+    // were read; the expected lists follow gitignore's rules by hand: a
+    // glob without `/` matches a name at any depth, one with `/` is
+    // anchored at the working directory, the last match decides, a
+    // directory left out is not entered.
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path().join("d");
+    for sub in ["sub", "skip"] {
+        fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let planted = [
+        ("a.xml", "urn:ab:a"),
+        ("b.log", "urn:ab:b"),
+        ("F.XML", "urn:ab:f"),
+        ("sub/c.xml", "urn:ab:c"),
+        ("sub/d.txt", "urn:ab:d"),
+        ("skip/e.xml", "urn:ab:e"),
+    ];
+    for (name, urn) in planted {
+        fs::write(d.join(name), format!("{urn}\n")).unwrap();
+    }
+    let urn_of = |name: &str| planted.iter().find(|(n, _)| *n == name).map(|(_, u)| *u).unwrap();
+    let listed = |args: &[&str]| {
+        let run = urnscan_at(root.path(), &[&["scan", "-HN"], args].concat());
+        assert_eq!(run.err, "", "{args:?}");
+        (run.code, run.out)
+    };
+    let files = |names: &[&str]| names.iter().map(|n| format!("d/{n}:{}\n", urn_of(n))).collect();
+    let all = files(&["F.XML", "a.xml", "b.log", "skip/e.xml", "sub/c.xml", "sub/d.txt"]);
+    assert_eq!(listed(&["d"]), (Some(0), all));
+    assert_eq!(listed(&["-g", "*.xml", "d"]), (Some(0), files(&["a.xml", "skip/e.xml", "sub/c.xml"])));
+    assert_eq!(listed(&["-g", "*.xml", "-g", "!skip", "d"]), (Some(0), files(&["a.xml", "sub/c.xml"])));
+    assert_eq!(
+        listed(&["--glob", "!*.log", "d"]),
+        (Some(0), files(&["F.XML", "a.xml", "skip/e.xml", "sub/c.xml", "sub/d.txt"]))
+    );
+    assert_eq!(listed(&["--iglob", "*.xml", "d"]), (Some(0), files(&["F.XML", "a.xml", "skip/e.xml", "sub/c.xml"])));
+    // The later glob wins: the second takes back what the first left out.
+    assert_eq!(listed(&["-g", "!*.xml", "-g", "a.*", "d"]), (Some(0), files(&["a.xml"])));
+    // Anchored at the working directory, also for a directory given by
+    // its absolute path.
+    let sub = files(&["sub/c.xml", "sub/d.txt"]);
+    assert_eq!(listed(&["-g", "d/sub/*", "d"]), (Some(0), sub.clone()));
+    let absolute = urnscan_at(root.path(), &["scan", "-N", "-g", "d/sub/*", d.to_str().unwrap()]);
+    assert_eq!(absolute.out.lines().count(), 2, "{}", absolute.out);
+    assert!(absolute.out.lines().all(|l| l.contains("/d/sub/")), "{}", absolute.out);
+    // A file named on the command line is read whatever the globs say.
+    let named = listed(&["-g", "*.xml", "d/b.log", "d/sub"]);
+    assert_eq!(named, (Some(0), files(&["b.log", "sub/c.xml"])));
+    // No file left: nothing found, not an error.
+    assert_eq!(listed(&["-g", "*.none", "d"]), (Some(1), String::new()));
+    // dedup walks with the same globs.
+    let dedup = urnscan_at(root.path(), &["dedup", "-q", "-g", "*.txt", "-g", "b.*", "d"]);
+    assert_eq!((dedup.code, dedup.out.as_str()), (Some(0), "urn:ab:b\nurn:ab:d\n"));
+    // An invalid glob is a usage error that names it, before anything is
+    // read (here: before --files-from reads stdin).
+    for cmd in ["scan", "dedup"] {
+        let bad = urnscan_in(&[cmd, "-g", "*.xml", "--iglob", "a[b", "--files-from", "-"], b"d\n");
+        assert_eq!((bad.code, bad.out.as_str()), (Some(2), ""), "{cmd}");
+        assert!(bad.err.contains("invalid glob `a[b`"), "{cmd}: {}", bad.err);
+    }
+}

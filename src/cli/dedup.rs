@@ -56,11 +56,13 @@ pub fn size_arg(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
+    // Before --files-from, which may read stdin: a bad glob reads nothing.
+    let walk = WalkOptions { globs: args.inputs.globs()?, ..WalkOptions::default() };
     let files = args.inputs.paths(&args.files)?;
     if files.is_empty() && io::stdin().is_terminal() && !args.quiet {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
     }
-    let inputs = source::expand(&files, WalkOptions::default());
+    let inputs = source::expand(&files, &walk);
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
     // --quiet keeps stderr quiet unless progress is asked for by name.

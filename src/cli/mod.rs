@@ -226,6 +226,7 @@ Examples:
   urnscan scan -IN dump/                    the URNs alone, one per line (as grep -oh)
   urnscan scan -n app.log                   each URN's line number too (line:offset:urn)
   urnscan scan -l dump/                     the files that hold a URN (as grep -l)
+  urnscan scan -u -g '*.xml' dump/          only the .xml files of dump/ (gitignore globs, as rg -g)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
@@ -338,9 +339,19 @@ pub struct ScanArgs {
     progress: ProgressArgs,
 }
 
-/// How `scan` and `dedup` treat compressed and binary inputs.
+/// Which inputs `scan` and `dedup` read, and how they treat compressed and
+/// binary ones.
 #[derive(clap::Args, Debug)]
 pub struct InputArgs {
+    /// Only the files of directories whose path matches GLOB (gitignore syntax, as ripgrep's -g;
+    /// `*.xml` at any depth, `dump/2024/**` from the working directory); `!GLOB` leaves out the
+    /// files and directories that match. Repeat for more; the last glob that matches decides.
+    /// Files named on the command line are always read.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    globs: Vec<String>,
+    /// As --glob, ignoring case (`*.xml` also takes `A.XML`).
+    #[arg(long = "iglob", value_name = "GLOB")]
+    iglobs: Vec<String>,
     /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
     /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets and line numbers are those of the
     /// decompressed data.
@@ -378,6 +389,13 @@ impl InputArgs {
             bail!("--files-from {} lists no path, and none was given", list.display());
         }
         Ok(given.iter().cloned().chain(listed).collect())
+    }
+
+    /// The --glob and --iglob filters, anchored at the working directory
+    /// (as ripgrep anchors them).
+    fn globs(&self) -> anyhow::Result<urnscan::source::Globs> {
+        let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        Ok(urnscan::source::Globs::new(&root, &self.globs, &self.iglobs)?)
     }
 
     fn binary_policy(&self) -> urnscan::source::BinaryPolicy {

@@ -38,13 +38,15 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         // the columns a reader of the format relies on.
         bail!("-H, -I, -N and -0 shape text output only: jsonl and csv records always hold the path and the offset (-n adds a line field to them)");
     }
+    // Before --files-from, which may read stdin: a bad glob reads nothing.
+    let globs = args.inputs.globs()?;
     let paths = args.inputs.paths(&args.paths)?;
     if paths.is_empty() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
     }
-    let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow };
+    let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow, globs };
     // The total walks the directories once more, but only when a bar may be shown.
-    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, walk)));
+    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, &walk)));
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let per_input = match (args.count, args.files_with_urns) {
         (true, _) => PerInput::Count,
