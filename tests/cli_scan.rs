@@ -619,6 +619,51 @@ fn invalid_status_follows_the_rejected_candidates() {
     assert_eq!(urnscan_in(&["scan", "-l"], b"bad urn:a:b\n").status.code(), Some(1));
 }
 
+/// `-q`: nothing on stdout, the status as `--count`'s would be (0 found, 1
+/// none, 2 an input failed), except that the run ends at the first input
+/// holding what it looks for, so a failing input after it is never reached
+/// and one before it does not change the 0 (as `grep -q`).
+#[test]
+fn quiet_says_by_its_status_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_owned()
+    };
+    let (urn, none, bad) =
+        (path("urn.txt", "see urn:ab:c\n"), path("none.txt", "nothing\n"), path("bad.txt", "urn:a:b\n"));
+    let missing = dir.path().join("missing.txt").to_str().unwrap().to_owned();
+    let run = |args: &[&str], stdin: &[u8]| {
+        let o = urnscan_in(&[&["scan", "-q"][..], args].concat(), stdin);
+        assert_eq!(text(&o), "", "{args:?}");
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    assert_eq!(run(&[&urn], b""), (Some(0), String::new()));
+    assert_eq!(run(&[&none], b""), (Some(1), String::new()));
+    assert_eq!(run(&[&bad], b""), (Some(1), String::new()));
+    assert_eq!(run(&["--invalid", &bad], b""), (Some(0), String::new()));
+    assert_eq!(run(&["--invalid", &urn], b""), (Some(1), String::new()));
+    assert_eq!(run(&["--format", "csv", "-"], b"urn:ab:c"), (Some(0), String::new()));
+    assert_eq!(run(&["-"], b"no urn here"), (Some(1), String::new()));
+    // Found first: the missing file after it is not reached.
+    for threads in ["-j1", "-j2"] {
+        assert_eq!(run(&[threads, &none, &urn, &missing], b""), (Some(0), String::new()), "{threads}");
+    }
+    // A failure before the find is reported, and the find still decides.
+    let (code, err) = run(&[&missing, &urn], b"");
+    assert_eq!(code, Some(0));
+    assert!(err.contains("missing.txt"), "{err}");
+    let (code, err) = run(&[&missing, &none], b"");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("missing.txt"), "{err}");
+    // What would print something is a usage error.
+    for other in ["-u", "--stats", "-c", "-l"] {
+        let o = urnscan_in(&["scan", "-q", other, &urn], b"");
+        assert_eq!(o.status.code(), Some(2), "{other}");
+    }
+}
+
 /// `--nid`: only the URNs of the namespaces given, NIDs compared in any case
 /// (RFC 8141 §3.1). `urn:example:a/urn:isbn:1` is one URN of NID `example`
 /// (`/` is allowed in an NSS), so `--nid isbn` takes nothing from it; and

@@ -226,13 +226,14 @@ Examples:
   urnscan scan -IN dump/                    the URNs alone, one per line (as grep -oh)
   urnscan scan -n app.log                   each URN's line number too (line:offset:urn)
   urnscan scan -l dump/                     the files that hold a URN (as grep -l)
+  urnscan scan -q dump/ && echo found       the status alone, nothing printed (as grep -q)
   urnscan scan -u -g '*.xml' dump/          only the .xml files of dump/ (gitignore globs, as rg -g)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
-Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read.";
+Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read (with -q: 0 once one is found).";
 
 /// The fewest occurrences a class needs to be printed: `--min-count N`,
 /// or 2 with `-d`/`--repeated` (clap lets only one of them through), else 1.
@@ -282,6 +283,12 @@ pub struct ScanArgs {
     /// Output format (`json` is for --stats: one object).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Print nothing: the exit status alone says whether a URN was found
+    /// (with --invalid: a rejected candidate), as `grep -q`. The run stops
+    /// after the first input that holds one, and then exits with 0 even if
+    /// an input before it could not be read; errors still go to stderr.
+    #[arg(short = 'q', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
+    quiet: bool,
     /// Only the paths of the inputs that hold a URN (with --invalid: a
     /// rejected candidate), one per line, as `grep -l`; stdin is `-`.
     #[arg(short = 'l', long, visible_alias = "files-with-matches", conflicts_with_all = ["unique", "stats", "count"])]

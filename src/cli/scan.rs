@@ -48,10 +48,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // The total walks the directories once more, but only when a bar may be shown.
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, &walk)));
     let nids = nid_filter(&args.nids, args.rfc2141)?;
-    let per_input = match (args.count, args.files_with_urns) {
-        (true, _) => PerInput::Count,
-        (false, true) => PerInput::Path,
-        (false, false) => PerInput::Nothing,
+    let per_input = match (args.count, args.files_with_urns, args.quiet) {
+        (true, _, _) => PerInput::Count,
+        (false, true, _) => PerInput::Path,
+        (false, false, true) => PerInput::Found,
+        (false, false, false) => PerInput::Nothing,
     };
     let filtered = nids.is_some();
     let opts = JobOptions {
@@ -97,7 +98,10 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         ui,
         progress: &progress,
     };
-    let mut outcome = job::run(&paths, &opts, &mut printer).context("cannot write to standard output")?;
+    let mut outcome = match job::run(&paths, &opts, &mut printer) {
+        Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
+        run => run.context("cannot write to standard output")?,
+    };
     progress.finish();
     // With both, the per-NID counts are taken from the unique URNs as they
     // are printed in key order; `--stats` alone, or after the first-seen
@@ -162,7 +166,33 @@ enum PerInput {
     Count,
     /// Its path, if it holds one (`--files-with-urns`).
     Path,
+    /// Nothing; the run ends at the first input that holds one (`--quiet`).
+    Found,
 }
+
+/// What `input_done` returns under `--quiet` once an input holds what the
+/// run looks for: an error, so that the run stops there (as a closed
+/// output pipe stops it), which `run` turns into exit status 0.
+#[derive(Debug)]
+struct FoundOne;
+
+impl FoundOne {
+    fn error() -> io::Error {
+        io::Error::other(FoundOne)
+    }
+
+    fn is(error: &io::Error) -> bool {
+        error.get_ref().is_some_and(|e| e.is::<FoundOne>())
+    }
+}
+
+impl std::fmt::Display for FoundOne {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("found one (--quiet)")
+    }
+}
+
+impl std::error::Error for FoundOne {}
 
 struct Printer<'p, W: Write> {
     out: W,
@@ -550,6 +580,8 @@ impl<W: Write> Sink for Printer<'_, W> {
             // As `rg -c`: of many inputs, only those with something to count.
             PerInput::Count if n == 0 && self.records.many_inputs => Ok(()),
             PerInput::Count => self.input_count(file, n),
+            PerInput::Found if n == 0 => Ok(()),
+            PerInput::Found => Err(FoundOne::error()),
         }
     }
 
