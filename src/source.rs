@@ -82,8 +82,7 @@ pub struct WalkOptions {
 /// does: the globs only filter what a directory walk finds.
 ///
 /// ```
-/// use std::path::Path;
-/// use urnscan::source::{expand, Globs, Input, WalkOptions};
+/// use urnscan::source::{expand, Globs, WalkOptions};
 ///
 /// let dir = tempfile::tempdir()?;
 /// for name in ["a.xml", "b.log", "c.XML"] {
