@@ -67,11 +67,20 @@
 //! between the chunk's events, while the bytes are in cache, and the gaps
 //! between chunks and windows are added after (`SpanLines`); a stream's
 //! lines are counted on the calling thread as its events reach the sink.
-//! No formatter is used: a chunk's records would need the lines of every
-//! chunk before it. Measured (2026-11-29, 2-core KVM guest, hyperfine, 7
-//! runs, means): `scan -n -j2` of 1 GiB of text with 200 URNs per MiB took
-//! 182 ms with every line counted on the calling thread, 144 ms counted
-//! by chunk (plain `scan`: 87).
+//! Measured (2026-11-29, 2-core KVM guest, hyperfine, 7 runs, means): `scan
+//! -n -j2` of 1 GiB of text with 200 URNs per MiB took 182 ms with every
+//! line counted on the calling thread, 144 ms counted by chunk (plain
+//! `scan`: 87). A file's events are formatted too, when the sink has a
+//! [`Formatter`], but in a second parallel pass over the span's chunks
+//! (`format_chunks_with_lines`): a chunk's records need the lines of every
+//! chunk before it, known once the counts are joined, and a window's those
+//! of the windows before it, known when it is spawned. Before, every record
+//! of `scan -n` was made on the calling thread (`benches/ab.sh`, 7 rounds,
+//! medians, one / two threads: the 10 M line dataset 2,553 / 1,331 → 1,969
+//! / 1,147 ms with this and the counting of close events in one pass, see
+//! `newlines_from_first`, where plain `scan` takes 1,412 / 938; 256 MiB of
+//! text with 5,000 URNs per MiB 467 / 277 → 427 / 228, plain 179 at two).
+//! A stream's events still reach the sink one by one.
 //!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
@@ -289,12 +298,13 @@ pub trait Sink {
     }
     /// A [`Formatter`] that writes, as text, what this sink does with
     /// [`Sink::urn`] and [`Sink::rejected`]; the default has none. With
-    /// one, a run that prints events, keeps no keys and counts no lines
-    /// formats them on the threads that scanned them, while their bytes
-    /// are in cache, and hands the text to [`Sink::write_formatted`] in
-    /// input order instead of calling those two: printing millions of URNs
-    /// then no longer waits on the calling thread. (Runs that keep keys or
-    /// count lines call them as before.)
+    /// one, a run that prints events and keeps no keys formats them on
+    /// the threads that scanned them (with line numbers, once the lines of
+    /// the chunks before are counted), and hands the text to
+    /// [`Sink::write_formatted`] in input order instead of calling those
+    /// two: printing millions of URNs then no longer waits on the calling
+    /// thread. (Runs that keep keys, and streams with line numbers, call
+    /// them as before.)
     fn formatter(&self) -> Option<Arc<dyn Formatter>> {
         None
     }
@@ -310,7 +320,7 @@ pub trait Sink {
 /// Formats events as a [`Sink`] would print them, on any thread (see
 /// [`Sink::formatter`]). Each method appends one record, or nothing, to
 /// `out`; the arguments are those of the sink's methods of the same names
-/// (a formatter is only used without line numbers, so `at.line` is `None`).
+/// (`at.line` is set when the run counts lines, as for the sink).
 pub trait Formatter: Send + Sync {
     /// Appends the record of a URN at `at` in `file`.
     fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()>;
@@ -415,7 +425,7 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
     // Runs that keep keys or count lines hand their events to the sink one
     // by one.
-    let formatter = if opts.events && !opts.keys && !opts.line_numbers { sink.formatter() } else { None };
+    let formatter = if opts.events && !opts.keys { sink.formatter() } else { None };
     let texts = Texts::default();
     let mut consumer = Consumer {
         scanner: &scanner,
@@ -648,7 +658,7 @@ fn scan_whole(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: W
     let origin =
         Origin { file: target.file.index, base: 0, grammar, mapped: whole.is_mapped(), ns_rules: opts.ns_rules };
     let Spanned { events, keys, parts, kept, text, lines } =
-        scan_keyed(scanner, opts, hay, 0..hay.len(), origin, target);
+        scan_keyed(scanner, opts, hay, 0..hay.len(), origin, target, 0);
     let mut totals = Totals { files: 1, bytes: hay.len() as u64, ..Totals::default() };
     totals.count(&events, &kept);
     let changed = whole.changed_during_use();
@@ -802,6 +812,8 @@ type Formatted = io::Result<Vec<u8>>;
 /// batch, made by the task that scanned the chunk, while its bytes are
 /// still in cache, from the key shapes the scan kept; when it only prints
 /// the URNs, their parts, so that printing need not parse them again.
+/// `lines_before`: with line numbers, the newlines of the input before
+/// `span` (its windows before it), for the lines of formatted events.
 fn scan_keyed(
     scanner: &Scanner,
     opts: &JobOptions,
@@ -809,6 +821,7 @@ fn scan_keyed(
     span: Range<usize>,
     origin: Origin,
     target: Target<'_>,
+    lines_before: u64,
 ) -> Spanned {
     let progress = opts.progress.as_deref();
     let (from, end) = (span.start, span.end);
@@ -833,10 +846,24 @@ fn scan_keyed(
         let (keys, kept) = results.into_iter().unzip();
         let lines = lines(&events, chunks);
         Spanned { events, keys, kept, lines, ..none }
+    } else if let (true, true, Some(formatter)) = (opts.events, counts_lines, target.formatter) {
+        // Each chunk's records need the lines of every chunk before it:
+        // the chunks are formatted once their counts are joined.
+        let per_chunk = |events: &[Event], parts: &[Parts]| ((parts.to_vec(), flags(events)), chunk_lines(events));
+        let (events, results) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
+        let (notes, chunks): (Vec<ChunkNotes>, Vec<_>) = results.into_iter().unzip();
+        let sizes: Vec<usize> = chunks.iter().map(|c| c.as_ref().map_or(0, Vec::len)).collect();
+        let lines = lines(&events, chunks);
+        let text = lines.as_ref().map(|lines| {
+            let given = LinesGiven { before_span: lines_before, before: &lines.before };
+            format_chunks_with_lines(Formatting { target, formatter, origin }, hay, &events, &notes, &sizes, given)
+        });
+        let kept = notes.into_iter().map(|(_, kept)| kept).collect();
+        Spanned { events, kept, text, lines, ..none }
     } else if let (true, Some(formatter)) = (opts.events, target.formatter) {
         let per_chunk = |events: &[Event], parts: &[Parts]| {
             let kept = flags(events);
-            let text = format_events(target, formatter, origin, hay, events, parts, &kept);
+            let text = format_events(Formatting { target, formatter, origin }, hay, events, parts, &kept, None);
             (text, kept)
         };
         let (events, results) = scanner.scan_span_noted(hay, from, end, progress, per_chunk);
@@ -1067,11 +1094,40 @@ impl SpanLines {
 
 /// The newlines from the first of `events` to each of them (0 for the
 /// first), counted by the task that scanned them.
+///
+/// Two ways to the same counts, chosen by how far apart the events are.
+/// Far apart (running text: kilobytes between URNs), a `memchr` count of
+/// each gap. Close together (a dataset: one URN per line, a few dozen bytes
+/// apart), a count per gap spends more on starting than on counting (a
+/// fifth of `scan -n` on 10 M lines), so one pass over the chunk's
+/// newlines takes the events as it goes. Measured (2026-11-29, 2-core KVM
+/// guest, `benches/ab.sh`, 5 rounds, medians, `scan -n -j1`): the 10 M
+/// line dataset 1,997 ms with counts per gap, 1,591 with the one pass,
+/// 1,747 with a plain loop for gaps under 256 bytes; 1 GiB of text with
+/// 200 URNs per MiB took 1.7x as long with the one pass as with counts.
 fn newlines_from_first(hay: &[u8], events: &[Event]) -> Vec<u64> {
-    let start = events.first().map_or(0, Event::offset) as u64;
-    let mut count = LineCount { at: start, newlines: 0 };
-    events.iter().map(|e| count.move_to(hay, 0, e.offset() as u64)).collect()
+    let (Some(first), Some(last)) = (events.first(), events.last()) else { return Vec::new() };
+    let (start, end) = (first.offset(), last.offset());
+    if end - start >= events.len() * CLOSE_EVENTS {
+        let mut count = LineCount { at: start as u64, newlines: 0 };
+        return events.iter().map(|e| count.move_to(hay, 0, e.offset() as u64)).collect();
+    }
+    let mut newlines = memchr::memchr_iter(b'\n', &hay[start..end]).map(|i| start + i).peekable();
+    let mut count = 0;
+    events
+        .iter()
+        .map(|e| {
+            while newlines.next_if(|&at| at < e.offset()).is_some() {
+                count += 1;
+            }
+            count
+        })
+        .collect()
 }
+
+/// Events closer than this, on average, are close together for
+/// [`newlines_from_first`].
+const CLOSE_EVENTS: usize = 256;
 
 impl<'a> Emitting<'a> {
     /// An input whose events get their lines from `given` (a span's, whose
@@ -1130,22 +1186,69 @@ impl LineCount {
 /// `hay`, which starts at byte `origin.base` of the input), but the URN
 /// events `kept` leaves out; `parts` are those of its URN events.
 fn format_events(
-    target: Target<'_>,
-    formatter: &dyn Formatter,
-    origin: Origin,
+    with: Formatting<'_>,
     hay: &[u8],
     events: &[Event],
     parts: &[Parts],
     kept: &[bool],
+    lines: Option<LinesGiven<'_>>,
 ) -> Formatted {
+    let Formatting { target, formatter, origin } = with;
     let (file, mut out) = (target.file, target.texts.take());
-    each_shown(origin.grammar, hay, events, parts.iter(), kept.iter(), |_, offset, shown| match shown {
-        Shown::Urn(urn) => formatter.urn(&mut out, file, Location::at(origin.base + offset as u64), &urn),
-        Shown::Rejected(candidate, error) => {
-            formatter.rejected(&mut out, file, Location::at(origin.base + offset as u64), candidate, error)
+    each_shown(origin.grammar, hay, events, parts.iter(), kept.iter(), |i, offset, shown| {
+        let line = lines.and_then(|l| Some(l.before_span + l.before.get(i)? + 1));
+        let at = Location { offset: origin.base + offset as u64, line };
+        match shown {
+            Shown::Urn(urn) => formatter.urn(&mut out, file, at, &urn),
+            Shown::Rejected(candidate, error) => formatter.rejected(&mut out, file, at, candidate, error),
         }
     })?;
     Ok(out)
+}
+
+/// Who formats the events of an input, and where its buffer starts.
+#[derive(Clone, Copy)]
+struct Formatting<'a> {
+    target: Target<'a>,
+    formatter: &'a dyn Formatter,
+    origin: Origin,
+}
+
+/// A chunk's parts of its URN events and their kept flags.
+type ChunkNotes = (Vec<Parts>, Vec<bool>);
+
+/// The lines of a run of events: the newlines before the first byte of
+/// their span, and before each of them from there.
+#[derive(Clone, Copy)]
+struct LinesGiven<'l> {
+    before_span: u64,
+    before: &'l [u64],
+}
+
+/// The text of each chunk of a span (`sizes[i]` events of `events` and its
+/// `notes`, parts and kept flags), with line numbers: a second parallel
+/// pass, a task per chunk, once the counts of every chunk are joined.
+fn format_chunks_with_lines(
+    with: Formatting<'_>,
+    hay: &[u8],
+    events: &[Event],
+    notes: &[ChunkNotes],
+    sizes: &[usize],
+    lines: LinesGiven<'_>,
+) -> Vec<Formatted> {
+    let starts: Vec<usize> = sizes.iter().scan(0, |at, n| Some(std::mem::replace(at, *at + n))).collect();
+    notes
+        .par_iter()
+        .zip(starts.par_iter().zip(sizes))
+        .map(|((parts, kept), (&start, &n))| {
+            // (Chunks hold every event; the bounds only keep a mismatch
+            // from indexing out of range.)
+            let range = start.min(events.len())..(start + n).min(events.len());
+            let before = lines.before.get(range.clone()).unwrap_or_default();
+            let given = LinesGiven { before, ..lines };
+            format_events(with, hay, &events[range], parts, kept, Some(given))
+        })
+        .collect()
 }
 
 /// Hands chunks' formatted text to the sink, in order, and their buffers
@@ -1250,7 +1353,7 @@ fn scan_large(
     // are added at the end.
     let mut counted = span.len() as u64;
     let first = window_scanner(scanner, opts, span.len());
-    let mut scanned = Some(scan_keyed(&first, opts, hay, span.clone(), origin, target));
+    let mut scanned = Some(scan_keyed(&first, opts, hay, span.clone(), origin, target, 0));
     // Pages before `done_before` (the last window's `done`) can go.
     let mut done_before = 0;
     while let Some(Spanned { events, keys, parts, kept, text, lines }) = scanned.take() {
@@ -1277,7 +1380,12 @@ fn scan_large(
             if let Some(next_span) = next_span.clone() {
                 let next = &mut scanned;
                 let scanner = window_scanner(scanner, opts, next_span.len());
-                scope.spawn(move |_| *next = Some(scan_keyed(&scanner, opts, hay, next_span, origin, target)));
+                // The windows before it are counted: this one's lines
+                // start after them.
+                let lines_before = before_window;
+                scope.spawn(move |_| {
+                    *next = Some(scan_keyed(&scanner, opts, hay, next_span, origin, target, lines_before));
+                });
             }
             scope.spawn(|_| absorb(table, &keys, hay));
             // The window before's pages, given back by a task of its own:
@@ -1359,11 +1467,13 @@ fn scan_stream(
     let block = opts.stream_block;
     let grammar = scanner.options().grammar;
     let result = match target.formatter {
-        Some(formatter) if opts.events && !opts.keys => {
+        // A stream's lines are counted on this thread, as its events reach
+        // the sink: not with a formatter.
+        Some(formatter) if opts.events && !opts.keys && !opts.line_numbers => {
             let per_chunk = |buf: &[u8], base: u64, events: &[Event], parts: &[Parts]| {
                 let kept = kept_flags(buf, events, nids);
                 let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
-                (format_events(target, formatter, origin, buf, events, parts, &kept), kept)
+                (format_events(Formatting { target, formatter, origin }, buf, events, parts, &kept, None), kept)
             };
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
                 let (text, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();
@@ -1640,10 +1750,37 @@ mod tests {
     }
 
     /// Where each event is: (offset, line), URNs and rejected candidates
-    /// alike. It offers a formatter but cannot take its text, so a run that
-    /// used the formatter fails.
+    /// alike; `Located::formatting()` gives a formatter that writes them
+    /// as text (`offset line` or `offset -`) and reads its text back.
     #[derive(Default)]
-    struct Located(Vec<(u64, Option<u64>)>);
+    struct Located(Vec<(u64, Option<u64>)>, bool);
+
+    impl Located {
+        fn formatting() -> Located {
+            Located(Vec::new(), true)
+        }
+    }
+
+    /// `OFFSET LINE` lines, `-` for no line.
+    struct LocationLines;
+
+    impl LocationLines {
+        fn write(out: &mut Vec<u8>, at: Location) -> io::Result<()> {
+            match at.line {
+                Some(line) => writeln!(out, "{} {line}", at.offset),
+                None => writeln!(out, "{} -", at.offset),
+            }
+        }
+    }
+
+    impl Formatter for LocationLines {
+        fn urn(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
+            LocationLines::write(out, at)
+        }
+        fn rejected(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
+            LocationLines::write(out, at)
+        }
+    }
 
     impl Sink for Located {
         fn urn(&mut self, _: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
@@ -1658,7 +1795,14 @@ mod tests {
             Ok(())
         }
         fn formatter(&self) -> Option<Arc<dyn Formatter>> {
-            Some(Arc::new(Lines))
+            self.1.then(|| Arc::new(LocationLines) as Arc<dyn Formatter>)
+        }
+        fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
+            for line in std::str::from_utf8(text).unwrap().lines() {
+                let (offset, line) = line.split_once(' ').unwrap();
+                self.0.push((offset.parse().unwrap(), line.parse().ok()));
+            }
+            Ok(())
         }
     }
 
@@ -1672,6 +1816,25 @@ mod tests {
         assert_eq!(count.move_to(hay, 0, 2), 1);
         assert_eq!(count.move_to(&hay[2..], 2, 8), 4);
         assert_eq!(count.move_to(&hay[2..], 2, 2), 1);
+    }
+
+    /// Both ways of [`newlines_from_first`] give the counts of the bytes
+    /// themselves: URNs one per line (close together), and far apart with
+    /// many lines between them.
+    #[test]
+    fn newlines_from_first_counts_close_and_far_events_alike() {
+        for gap in ["\n", "\r\n\n", &"some text\n".repeat(100)] {
+            let hay: Vec<u8> = (0..50).flat_map(|i| format!("urn:ab:{i}{gap}").into_bytes()).collect();
+            let (events, _) =
+                Scanner::new(ExtractOptions::default()).scan_span_noted(&hay, 0, hay.len(), None, |_, _: &[()]| ());
+            assert_eq!(events.len(), 50);
+            let first = events[0].offset();
+            let want: Vec<u64> =
+                events.iter().map(|e| hay[first..e.offset()].iter().filter(|&&b| b == b'\n').count() as u64).collect();
+            assert_eq!(newlines_from_first(&hay, &events), want, "{gap:?}");
+            assert_eq!(newlines_from_first(&hay, &events[7..9]), [0, want[8] - want[7]]);
+        }
+        assert_eq!(newlines_from_first(b"", &[]), Vec::<u64>::new());
     }
 
     fn byte() -> impl Strategy<Value = u8> {
@@ -1739,9 +1902,10 @@ mod tests {
         /// With line numbers, every event's line is one more than the
         /// newlines before its offset, for a file mapped or read whole and
         /// a stream in blocks as short as 1 byte (whose next block starts
-        /// before the last one's end), whether the run keeps keys or not;
-        /// the events are those of the run without them, and the sink's
-        /// formatter is not used.
+        /// before the last one's end), whether the run keeps keys or not,
+        /// and whether the sink formats the events (whole files, chunk by
+        /// chunk, once every chunk's lines are counted) or is handed them;
+        /// the events are those of the run without line numbers.
         #[test]
         fn line_numbers_count_the_newlines_before_each_event(
             urns in prop::collection::vec("(urn|URN):(ab|a|cd):[a-b%2cF]{1,6}", 1..24),
@@ -1767,6 +1931,8 @@ mod tests {
                 let opts = JobOptions { line_numbers: true, ..plain };
                 let (mut whole, mut streamed) = (Located::default(), Located::default());
                 run(&paths, &opts, &mut whole).unwrap();
+                let mut formatted = Located::formatting();
+                run(&paths, &opts, &mut formatted).unwrap();
                 let scanner = Scanner::new(opts.extract).with_chunk_size(chunk);
                 let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
                 let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default() };
@@ -1776,6 +1942,7 @@ mod tests {
                     (offset, Some(1 + hay.as_bytes()[..offset as usize].iter().filter(|&&b| b == b'\n').count() as u64))
                 }).collect();
                 prop_assert_eq!(&whole.0, &want, "{:?}", mmap);
+                prop_assert_eq!(&formatted.0, &want, "formatted, {:?}", mmap);
                 prop_assert_eq!(&streamed.0, &want, "streamed, {:?}", mmap);
             }
         }
