@@ -296,6 +296,17 @@ pub trait Sink {
         let _ = (file, totals);
         Ok(())
     }
+    /// The counts of `file`'s events so far, after each window of a large
+    /// file and each block of a stream, once their events were handed
+    /// over: a sink that has seen enough ends the run by returning an
+    /// error, as from any of its methods (`urnscan scan -q` stops at the
+    /// window that holds the first URN, not at the end of the file). Not
+    /// called for a file scanned whole: [`Sink::input_done`] comes next.
+    /// The default does nothing.
+    fn input_progress(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+        let _ = (file, totals);
+        Ok(())
+    }
     /// A [`Formatter`] that writes, as text, what this sink does with
     /// [`Sink::urn`] and [`Sink::rejected`]; the default has none. With
     /// one, a run that prints events and keeps no keys formats them on
@@ -1402,6 +1413,9 @@ fn scan_large(
             }
         });
         emitted?;
+        if next_span.is_some() {
+            sink.input_progress(file, &totals)?;
+        }
         done_before = done;
         if let Some(next_span) = next_span {
             counted += next_span.len() as u64;
@@ -1448,7 +1462,7 @@ fn scan_stream(
         };
         // The next block keeps only bytes from before this one's end.
         input.count_to_end(buf, base);
-        if let Err(e) = emitted {
+        if let Err(e) = emitted.and_then(|()| sink.input_progress(file, &totals)) {
             sink_error = Some(e);
             return false;
         }
@@ -1710,6 +1724,54 @@ mod tests {
             // one-letter NID, RFC 8141 wants two or more).
             assert_eq!(own.0.len(), (0..lines).filter(|i| i % 4 != 2).count(), "{mmap:?}");
             assert_eq!(formatted.0, own.0, "{mmap:?}");
+        }
+    }
+
+    /// `Sink::input_progress` comes after each window of a large file and
+    /// each block of a stream with the counts so far, and an error from it
+    /// ends the run there: the file is not scanned to its end.
+    #[test]
+    fn a_sink_ends_the_run_from_input_progress() {
+        /// The valid counts it was shown; it stops at the first above 0.
+        #[derive(Default)]
+        struct Enough(Vec<u64>, bool);
+        impl Sink for Enough {
+            fn input_error(&mut self, _: &InputError) -> io::Result<()> {
+                Ok(())
+            }
+            fn input_done(&mut self, _: FileRef<'_>, _: &Totals) -> io::Result<()> {
+                self.1 = true;
+                Ok(())
+            }
+            fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+                self.0.push(totals.valid);
+                match totals.valid {
+                    0 => Ok(()),
+                    _ => Err(io::Error::other("enough")),
+                }
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        // Three windows' worth of text without a URN, then one, then more.
+        let mut text = vec![b'x'; 3 * LARGE];
+        text.extend_from_slice(b" urn:ab:c ");
+        text.resize(text.len() + 3 * LARGE, b'y');
+        std::fs::write(&path, &text).unwrap();
+        let paths = [path];
+        for (mmap, block) in [(MmapPolicy::Always, DEFAULT_STREAM_BLOCK), (MmapPolicy::Never, 1 << 20)] {
+            let opts = JobOptions { mmap, stream_block: block, keys: false, events: false, ..JobOptions::default() };
+            let mut sink = Enough::default();
+            let error = run(&paths, &opts, &mut sink).err();
+            assert_eq!(error.map(|e| e.to_string()), Some("enough".to_owned()), "{mmap:?}");
+            // Windows or blocks without the URN, then the one that holds it.
+            assert_eq!(sink.0.last(), Some(&1), "{mmap:?}: {:?}", sink.0);
+            assert!(sink.0[..sink.0.len() - 1].iter().all(|&n| n == 0), "{mmap:?}: {:?}", sink.0);
+            assert!(sink.0.len() >= 2, "{mmap:?}: {:?}", sink.0);
+            assert!(!sink.1, "{mmap:?}: input_done after the stop");
+            // A sink that never stops sees the whole file.
+            let mut all = Located::default();
+            assert_eq!(run(&paths, &opts, &mut all).unwrap().totals.valid, 1);
         }
     }
 

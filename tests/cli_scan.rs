@@ -664,6 +664,53 @@ fn quiet_says_by_its_status_alone() {
     }
 }
 
+/// `-q` on a stream that has not ended: the run ends after the block that
+/// holds the first URN (blocks are 16 MiB), without waiting for the end of
+/// its input, as `grep -q` does; the writer keeps the pipe open throughout.
+#[test]
+fn quiet_ends_without_waiting_for_the_end_of_a_stream() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["scan", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // More than a block, then nothing more and no end: once the first block
+    // is read, the writes only fail (the reader is gone) or wait.
+    let writer = std::thread::spawn(move || {
+        let filler = vec![b'x'; 1 << 20];
+        let _ = stdin.write_all(b"see urn:ab:c\n");
+        for _ in 0..20 {
+            if stdin.write_all(&filler).is_err() {
+                break;
+            }
+        }
+        // Held open until the test ends.
+        std::thread::sleep(Duration::from_secs(60));
+        drop(stdin);
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(writer);
+    let status = status.expect("scan -q waited for the end of its input");
+    assert_eq!(status.code(), Some(0));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert_eq!(out, "");
+}
+
 /// `--nid`: only the URNs of the namespaces given, NIDs compared in any case
 /// (RFC 8141 §3.1). `urn:example:a/urn:isbn:1` is one URN of NID `example`
 /// (`/` is allowed in an NSS), so `--nid isbn` takes nothing from it; and

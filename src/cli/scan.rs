@@ -166,13 +166,15 @@ enum PerInput {
     Count,
     /// Its path, if it holds one (`--files-with-urns`).
     Path,
-    /// Nothing; the run ends at the first input that holds one (`--quiet`).
+    /// Nothing; the run ends at the first window, block or input that
+    /// holds one (`--quiet`).
     Found,
 }
 
-/// What `input_done` returns under `--quiet` once an input holds what the
-/// run looks for: an error, so that the run stops there (as a closed
-/// output pipe stops it), which `run` turns into exit status 0.
+/// What `input_progress` and `input_done` return under `--quiet` once an
+/// input holds what the run looks for: an error, so that the run stops
+/// there (as a closed output pipe stops it), which `run` turns into exit
+/// status 0.
 #[derive(Debug)]
 struct FoundOne;
 
@@ -355,6 +357,16 @@ struct Records {
 impl Records {
     fn shows_urns(&self) -> bool {
         !self.quiet && self.mode == Mode::Occurrences
+    }
+
+    /// How many of what the run looks for `totals` holds: URNs, or with
+    /// `--invalid` rejected candidates (what -c counts, -l and -q look for).
+    fn sought(&self, totals: &Totals) -> u64 {
+        if self.mode == Mode::Invalid {
+            totals.invalid()
+        } else {
+            totals.valid
+        }
     }
 
     /// The CSV header of what this run prints per event.
@@ -572,7 +584,7 @@ impl<W: Write> Sink for Printer<'_, W> {
     }
 
     fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
-        let n = if self.records.mode == Mode::Invalid { totals.invalid() } else { totals.valid };
+        let n = self.records.sought(totals);
         match self.per_input {
             PerInput::Nothing => Ok(()),
             PerInput::Path if n == 0 => Ok(()),
@@ -582,6 +594,13 @@ impl<W: Write> Sink for Printer<'_, W> {
             PerInput::Count => self.input_count(file, n),
             PerInput::Found if n == 0 => Ok(()),
             PerInput::Found => Err(FoundOne::error()),
+        }
+    }
+
+    fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+        match self.per_input {
+            PerInput::Found if self.records.sought(totals) > 0 => Err(FoundOne::error()),
+            _ => Ok(()),
         }
     }
 
