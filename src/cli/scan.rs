@@ -125,15 +125,14 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         // Not being able to say it is no reason to fail a finished run.
         let _ = io::stderr().lock().write_all(line.as_bytes());
     }
-    Ok(exit_code(&outcome.totals, args.invalid))
+    Ok(exit_code(&outcome.totals, printer.records.sought(&outcome.totals)))
 }
 
 /// ripgrep's convention: 2 when any input failed, else 0 if what the run
-/// looks for was found, 1 if not: a URN, or with `--invalid` a rejected
+/// looks for was `found`, 1 if not: a URN, or with `--invalid` a rejected
 /// candidate (as grep's status follows the lines it selects, so that `scan
 /// --invalid -l` says by its status whether it listed a file).
-fn exit_code(totals: &Totals, invalid: bool) -> ExitCode {
-    let found = if invalid { totals.invalid() } else { totals.valid };
+fn exit_code(totals: &Totals, found: u64) -> ExitCode {
     if totals.errors > 0 {
         ExitCode::from(2)
     } else if found > 0 {
