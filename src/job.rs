@@ -89,7 +89,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -298,14 +298,17 @@ pub trait Sink {
     }
     /// The counts of `file`'s events so far, after each window of a large
     /// file and each block of a stream, once their events were handed
-    /// over: a sink that has seen enough ends the run by returning an
-    /// error, as from any of its methods (`urnscan scan -q` stops at the
-    /// window that holds the first URN, not at the end of the file). Not
-    /// called for a file scanned whole: [`Sink::input_done`] comes next.
-    /// The default does nothing.
-    fn input_progress(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+    /// over (and their keys taken). A sink that has seen enough of this
+    /// input returns `ControlFlow::Break(())`: the rest of it is not read,
+    /// [`Sink::input_done`] comes next with these counts (`bytes` is then
+    /// what was scanned), and the run goes on with the next input, as
+    /// `urnscan scan -l` and `--max-count` do. A sink that has seen
+    /// enough of the whole run ends it by returning an error, as from any
+    /// of its methods (`urnscan scan -q`). Not called for a file scanned
+    /// whole: [`Sink::input_done`] comes next. The default goes on.
+    fn input_progress(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
         let _ = (file, totals);
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
     /// A [`Formatter`] that writes, as text, what this sink does with
     /// [`Sink::urn`] and [`Sink::rejected`]; the default has none. With
@@ -1413,16 +1416,19 @@ fn scan_large(
             }
         });
         emitted?;
-        if next_span.is_some() {
-            sink.input_progress(file, &totals)?;
-        }
+        let enough = next_span.is_some() && sink.input_progress(file, &totals)?.is_break();
         done_before = done;
         if let Some(next_span) = next_span {
             counted += next_span.len() as u64;
+            if enough {
+                // The next window, scanned meanwhile, is dropped unseen.
+                totals.bytes = span.end as u64;
+                break;
+            }
             span = next_span;
         }
     }
-    advance(opts, totals.bytes.saturating_sub(counted));
+    advance(opts, (hay.len() as u64).saturating_sub(counted));
     outcome.totals.add(&totals);
     sink.input_done(file, &totals)?;
     if whole.changed_during_use() {
@@ -1462,17 +1468,19 @@ fn scan_stream(
         };
         // The next block keeps only bytes from before this one's end.
         input.count_to_end(buf, base);
-        if let Err(e) = emitted.and_then(|()| sink.input_progress(file, &totals)) {
-            sink_error = Some(e);
-            return false;
-        }
         let kept = notes.kept;
         if opts.keys {
             let grammar = scanner.options().grammar;
             let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
             add_keys(&mut outcome.table, buf, &kept_events(events, kept), origin);
         }
-        true
+        match emitted.and_then(|()| sink.input_progress(file, &totals)) {
+            Ok(flow) => flow.is_continue(),
+            Err(e) => {
+                sink_error = Some(e);
+                false
+            }
+        }
     };
     // Each chunk's task flags the URNs kept (`kept_flags`) and, when the
     // run only prints, formats them or keeps their parts, as for files (the
@@ -1743,10 +1751,10 @@ mod tests {
                 self.1 = true;
                 Ok(())
             }
-            fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+            fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
                 self.0.push(totals.valid);
                 match totals.valid {
-                    0 => Ok(()),
+                    0 => Ok(ControlFlow::Continue(())),
                     _ => Err(io::Error::other("enough")),
                 }
             }
@@ -1772,6 +1780,53 @@ mod tests {
             // A sink that never stops sees the whole file.
             let mut all = Located::default();
             assert_eq!(run(&paths, &opts, &mut all).unwrap().totals.valid, 1);
+        }
+    }
+
+    /// `ControlFlow::Break` from `Sink::input_progress` ends the input,
+    /// not the run: `input_done` follows with the counts so far (the bytes
+    /// scanned, the keys of the windows or blocks handed over), and the
+    /// next input is scanned whole.
+    #[test]
+    fn a_sink_skips_the_rest_of_an_input_from_input_progress() {
+        /// Each input's (valid, bytes) at its end; it breaks at a URN.
+        #[derive(Default)]
+        struct FirstOnly(Vec<(u64, u64)>);
+        impl Sink for FirstOnly {
+            fn input_error(&mut self, _: &InputError) -> io::Result<()> {
+                Ok(())
+            }
+            fn input_done(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<()> {
+                self.0.push((totals.valid, totals.bytes));
+                Ok(())
+            }
+            fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
+                Ok(if totals.valid > 0 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (big, small) = (dir.path().join("big.txt"), dir.path().join("small.txt"));
+        // A URN after two windows' worth of text, another three windows on.
+        let mut text = vec![b'x'; 2 * LARGE];
+        text.extend_from_slice(b" urn:ab:c ");
+        text.resize(text.len() + 3 * LARGE, b'y');
+        text.extend_from_slice(b" urn:ab:d\n");
+        std::fs::write(&big, &text).unwrap();
+        std::fs::write(&small, "urn:ab:e urn:ab:f\n").unwrap();
+        let paths = [big, small];
+        for (mmap, block) in [(MmapPolicy::Always, DEFAULT_STREAM_BLOCK), (MmapPolicy::Never, 1 << 20)] {
+            let opts = JobOptions { mmap, stream_block: block, ..JobOptions::default() };
+            let mut sink = FirstOnly::default();
+            let outcome = run(&paths, &opts, &mut sink).unwrap();
+            let [(big_valid, big_bytes), small_done] = sink.0[..] else { panic!("{mmap:?}: {:?}", sink.0) };
+            assert_eq!(big_valid, 1, "{mmap:?}");
+            // Stopped after the part that holds the first URN, well before the second.
+            assert!(big_bytes > 2 * LARGE as u64 && big_bytes < 4 * LARGE as u64, "{mmap:?}: {big_bytes}");
+            assert_eq!(small_done, (2, 18), "{mmap:?}");
+            assert_eq!(outcome.totals.valid, 3, "{mmap:?}");
+            let keys: std::collections::BTreeSet<Vec<u8>> = outcome.table.iter().map(|e| e.key.to_vec()).collect();
+            let expected: Vec<&[u8]> = vec![b"urn:ab:c", b"urn:ab:e", b"urn:ab:f"];
+            assert!(keys.iter().eq(expected), "{mmap:?}: {keys:?}");
         }
     }
 

@@ -619,6 +619,13 @@ fn invalid_status_follows_the_rejected_candidates() {
     assert_eq!(urnscan_in(&["scan", "-l"], b"bad urn:a:b\n").status.code(), Some(1));
 }
 
+/// The path of file `name`, written in `dir` with `text`.
+fn written(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
 /// `-q`: nothing on stdout, the status as `--count`'s would be (0 found, 1
 /// none, 2 an input failed), except that the run ends at the first input
 /// holding what it looks for, so a failing input after it is never reached
@@ -626,11 +633,7 @@ fn invalid_status_follows_the_rejected_candidates() {
 #[test]
 fn quiet_says_by_its_status_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let path = |name: &str, text: &str| {
-        let p = dir.path().join(name);
-        fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_owned()
-    };
+    let path = |name: &str, text: &str| written(dir.path(), name, text);
     let (urn, none, bad) =
         (path("urn.txt", "see urn:ab:c\n"), path("none.txt", "nothing\n"), path("bad.txt", "urn:a:b\n"));
     let missing = dir.path().join("missing.txt").to_str().unwrap().to_owned();
@@ -664,15 +667,15 @@ fn quiet_says_by_its_status_alone() {
     }
 }
 
-/// `-q` on a stream that has not ended: the run ends after the block that
-/// holds the first URN (blocks are 16 MiB), without waiting for the end of
-/// its input, as `grep -q` does; the writer keeps the pipe open throughout.
-#[test]
-fn quiet_ends_without_waiting_for_the_end_of_a_stream() {
+/// `-q`, `-l` and `--max-count` on a stream that has not ended: the run
+/// ends after the block that holds what it needs (blocks are 16 MiB),
+/// without waiting for the end of its input, as grep does; the writer keeps
+/// the pipe open throughout. The status and what was printed.
+fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
     use std::io::Write;
     use std::time::{Duration, Instant};
     let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
-        .args(["scan", "-q", "-"])
+        .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -682,7 +685,7 @@ fn quiet_ends_without_waiting_for_the_end_of_a_stream() {
     // is read, the writes only fail (the reader is gone) or wait.
     let writer = std::thread::spawn(move || {
         let filler = vec![b'x'; 1 << 20];
-        let _ = stdin.write_all(b"see urn:ab:c\n");
+        let _ = stdin.write_all(b"see urn:ab:c and urn:ab:d\n");
         for _ in 0..20 {
             if stdin.write_all(&filler).is_err() {
                 break;
@@ -704,11 +707,87 @@ fn quiet_ends_without_waiting_for_the_end_of_a_stream() {
         std::thread::sleep(Duration::from_millis(20));
     };
     drop(writer);
-    let status = status.expect("scan -q waited for the end of its input");
-    assert_eq!(status.code(), Some(0));
+    let status = status.unwrap_or_else(|| panic!("{args:?} waited for the end of its input"));
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
-    assert_eq!(out, "");
+    (status.code(), out)
+}
+
+#[test]
+fn quiet_list_and_max_count_end_without_waiting_for_the_end_of_a_stream() {
+    assert_eq!(run_on_an_open_stream(&["scan", "-q", "-"]), (Some(0), String::new()));
+    assert_eq!(run_on_an_open_stream(&["scan", "-l", "-"]), (Some(0), "-\n".to_owned()));
+    assert_eq!(run_on_an_open_stream(&["scan", "-m", "1", "-"]), (Some(0), "4:urn:ab:c\n".to_owned()));
+    assert_eq!(run_on_an_open_stream(&["scan", "-m", "2", "-c", "-"]), (Some(0), "2\n".to_owned()));
+}
+
+/// `--max-count NUM`: each input's first NUM records (URNs, or with
+/// `--invalid` rejected candidates) of what the run prints without it, and
+/// counts of at most NUM; the inputs after one cut short are still scanned.
+#[test]
+fn max_count_keeps_the_first_records_of_each_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str, text: &str| written(dir.path(), name, text);
+    // Offsets by hand: 0, 9 and 18 (after "urn:ab:1 urn:ab:2\n"), then the
+    // invalid `urn:x` (a NID of one letter) at 27 and urn:ab:4 at 33.
+    let a = path("a.txt", "urn:ab:1 urn:ab:2\nurn:ab:3 urn:x urn:ab:4\n");
+    let (b, none) = (path("b.txt", "and urn:cd:1\n"), path("none.txt", "nothing\n"));
+    let o = urnscan_in(&["scan", "-m", "2", &a, &b, &none], b"");
+    assert_eq!(text(&o), format!("{a}:0:urn:ab:1\n{a}:9:urn:ab:2\n{b}:4:urn:cd:1\n"));
+    assert_eq!(o.status.code(), Some(0));
+    let o = urnscan_in(&["scan", "-c", "-m", "3", &a, &b, &none], b"");
+    assert_eq!(text(&o), format!("{a}:3\n{b}:1\n"));
+    let o = urnscan_in(&["scan", "-IN", "-m", "1", &none, &b, &a], b"");
+    assert_eq!(text(&o), "urn:cd:1\nurn:ab:1\n");
+    let o = urnscan_in(&["scan", "-m", "1", "--invalid", &a], b"");
+    assert!(text(&o).starts_with(&format!("{a}:27:nid-")), "{}", text(&o));
+    assert_eq!(text(&o).lines().count(), 1);
+    let o = urnscan_in(&["scan", "-m", "2", "--format", "csv", "-n", "-"], b"urn:ab:1 urn:ab:2\nurn:ab:3\n");
+    assert_eq!(text(&o), "path,line,offset,urn,key,nid\n-,1,0,urn:ab:1,urn:ab:1,ab\n-,1,9,urn:ab:2,urn:ab:2,ab\n");
+    // More than there are: everything.
+    assert_eq!(text(&urnscan_in(&["scan", "-m", "9", &a], b"")), text(&urnscan_in(&["scan", &a], b"")));
+    for (args, error) in [
+        (&["-m", "0"][..], "0 would read nothing"),
+        (&["-m", "1", "-u"], "--unique"),
+        (&["-m", "1", "--stats"], "--stats"),
+    ] {
+        let o = urnscan_in(&[&["scan"][..], args, &[a.as_str()]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(error), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// A file of many windows, cut short at its NUM-th URN: every thread count
+/// and mapping policy prints the first NUM lines of the whole run, and `-l`
+/// lists it (and the file after it) as when read to the end.
+#[test]
+fn max_count_and_list_on_a_file_of_many_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    // A URN per MiB, 40 of them: windows are 16 MiB or more.
+    let mut big = Vec::new();
+    for i in 0..40 {
+        big.extend_from_slice(format!("urn:ex:item-{i} ").as_bytes());
+        big.resize((i + 1) << 20, b' ');
+    }
+    let (path, after) = (dir.path().join("big.txt"), dir.path().join("after.txt"));
+    fs::write(&path, &big).unwrap();
+    fs::write(&after, "urn:ex:last\n").unwrap();
+    let (p, q) = (path.to_str().unwrap(), after.to_str().unwrap());
+    let whole = text_of(&urnscan_in(&["scan", "-IN", p], b""));
+    assert_eq!(whole.lines().count(), 40);
+    for threads in ["-j1", "-j2"] {
+        for mmap in ["always", "never"] {
+            let run =
+                |args: &[&str]| text_of(&urnscan_in(&[&["scan", threads, "--mmap", mmap][..], args].concat(), b""));
+            for n in [1, 17, 39, 40, 41] {
+                let first: String = whole.lines().take(n).map(|l| format!("{l}\n")).collect();
+                assert_eq!(run(&["-IN", "-m", &n.to_string(), p]), first, "{threads} {mmap} -m {n}");
+                assert_eq!(run(&["-c", "-m", &n.to_string(), p]), format!("{}\n", n.min(40)), "{threads} {mmap}");
+            }
+            assert_eq!(run(&["-l", p, q]), format!("{p}\n{q}\n"), "{threads} {mmap}");
+            assert_eq!(run(&["-IN", "-m", "2", p, q]), "urn:ex:item-0\nurn:ex:item-1\nurn:ex:last\n");
+        }
+    }
 }
 
 /// `--nid`: only the URNs of the namespaces given, NIDs compared in any case

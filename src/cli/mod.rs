@@ -226,6 +226,7 @@ Examples:
   urnscan scan -IN dump/                    the URNs alone, one per line (as grep -oh)
   urnscan scan -n app.log                   each URN's line number too (line:offset:urn)
   urnscan scan -l dump/                     the files that hold a URN (as grep -l)
+  urnscan scan -m 1 -IN dump/               the first URN of each file (as grep -m)
   urnscan scan -q dump/ && echo found       the status alone, nothing printed (as grep -q)
   urnscan scan -u -g '*.xml' dump/          only the .xml files of dump/ (gitignore globs, as rg -g)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
@@ -234,6 +235,16 @@ Examples:
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
 Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read (with -q: 0 once one is found).";
+
+/// `--max-count`'s NUM: 1 or more, since a scan that may read nothing
+/// of its inputs had better not be run.
+fn max_count_arg(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("0 would read nothing: give 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
 
 /// The fewest occurrences a class needs to be printed: `--min-count N`,
 /// or 2 with `-d`/`--repeated` (clap lets only one of them through), else 1.
@@ -290,8 +301,13 @@ pub struct ScanArgs {
     /// it could not be read; errors still go to stderr.
     #[arg(short = 'q', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
     quiet: bool,
+    /// Stop reading each input after its NUM-th URN (with --invalid: rejected candidate), as
+    /// `grep -m`: at most NUM records per input, and with --count at most NUM per input.
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = max_count_arg, conflicts_with_all = ["unique", "stats"])]
+    max_count: Option<u64>,
     /// Only the paths of the inputs that hold a URN (with --invalid: a
-    /// rejected candidate), one per line, as `grep -l`; stdin is `-`.
+    /// rejected candidate), one per line, as `grep -l`; stdin is `-`. Each
+    /// input is read only as far as its first one.
     #[arg(short = 'l', long, visible_alias = "files-with-matches", conflicts_with_all = ["unique", "stats", "count"])]
     files_with_urns: bool,
     /// Print the path before each text record, also for a single file or

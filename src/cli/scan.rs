@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -95,6 +96,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         header_done: false,
         line: Vec::new(),
         per_input,
+        max_count: args.max_count.unwrap_or(u64::MAX),
+        shown: 0,
         ui,
         progress: &progress,
     };
@@ -203,6 +206,11 @@ struct Printer<'p, W: Write> {
     line: Vec<u8>,
     /// Only each input's count or path is printed (`--count`, `-l`).
     per_input: PerInput,
+    /// The most records, or the highest count, printed per input
+    /// (`--max-count`; `u64::MAX` without).
+    max_count: u64,
+    /// Records printed of the input being scanned.
+    shown: u64,
     ui: Ui,
     /// Input errors on stderr are written around it.
     progress: &'p Progress,
@@ -553,7 +561,8 @@ impl Formatter for Records {
 
 impl<W: Write> Sink for Printer<'_, W> {
     fn urn(&mut self, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
-        if self.records.shows_urns() {
+        if self.records.shows_urns() && self.shown < self.max_count {
+            self.shown += 1;
             self.header(self.records.header())?;
             self.line.clear();
             self.records.urn(&mut self.line, file, at, urn)?;
@@ -563,15 +572,18 @@ impl<W: Write> Sink for Printer<'_, W> {
     }
 
     fn rejected(&mut self, file: FileRef<'_>, at: Location, candidate: &[u8], error: &UrnError) -> io::Result<()> {
-        if self.records.mode == Mode::Invalid {
+        if self.records.mode == Mode::Invalid && self.shown < self.max_count {
+            self.shown += 1;
             self.header(self.records.header())?;
             self.records.rejected(&mut self.out, file, at, candidate, error)?;
         }
         Ok(())
     }
 
+    /// None with `--max-count`: the records past it are left out one by
+    /// one, as they come to `urn` and `rejected`.
     fn formatter(&self) -> Option<Arc<dyn Formatter>> {
-        Some(Arc::new(self.records))
+        (self.max_count == u64::MAX).then(|| Arc::new(self.records) as Arc<dyn Formatter>)
     }
 
     fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
@@ -583,7 +595,8 @@ impl<W: Write> Sink for Printer<'_, W> {
     }
 
     fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
-        let n = self.records.sought(totals);
+        self.shown = 0;
+        let n = self.records.sought(totals).min(self.max_count);
         match self.per_input {
             PerInput::Nothing => Ok(()),
             PerInput::Path if n == 0 => Ok(()),
@@ -596,11 +609,18 @@ impl<W: Write> Sink for Printer<'_, W> {
         }
     }
 
-    fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<()> {
-        match self.per_input {
-            PerInput::Found if self.records.sought(totals) > 0 => Err(FoundOne::error()),
-            _ => Ok(()),
-        }
+    /// Reads no more of an input than what it prints needs: up to its
+    /// first URN for `-l`, its NUM-th with `--max-count`; `-q` ends the
+    /// run at the first.
+    fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
+        let enough = match self.per_input {
+            PerInput::Found if self.records.sought(totals) > 0 => return Err(FoundOne::error()),
+            PerInput::Found => false,
+            PerInput::Path => self.records.sought(totals) > 0,
+            PerInput::Count => self.records.sought(totals) >= self.max_count,
+            PerInput::Nothing => self.shown >= self.max_count,
+        };
+        Ok(if enough { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
     }
 
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
