@@ -26,7 +26,9 @@
 //!
 //! 1. threads turn slices of URNs into [`KeyBatch`]es: the key is written
 //!    (only when it differs from the URN's own bytes), hashed once, and a
-//!    24-byte note is listed; a complete batch's notes are grouped by
+//!    24-byte note is listed (where URNs are far apart in their buffer,
+//!    the batch copies their bytes too, so that phase 2 finds them side by
+//!    side: [`KeyBatch::copying`]); a complete batch's notes are grouped by
 //!    shard, a piece of up to 1,024 at a time, in a counting sort. Where
 //!    the key ends and what it must fix come from the scan's validating
 //!    walk (the key shapes the scanner keeps beside its events for whole
@@ -191,12 +193,18 @@ pub struct KeyBatch {
     recheck: Option<Grammar>,
     /// Keys pass through [`apply_ns_rules`] ([`KeyBatch::with_ns_rules`]).
     ns_rules: bool,
+    /// Raw forms are copied into `keys` ([`KeyBatch::copying`]).
+    copies: bool,
+    /// The name of a URN whose key is written, copied there first (kept
+    /// for the next push: nothing is allocated per URN).
+    name_copy: Vec<u8>,
     pieces: Vec<Piece>,
     /// URNs added.
     len: usize,
     /// URNs expected, to size the pieces.
     expected: usize,
-    /// Keys that differ from the start of their URN's raw form.
+    /// Keys that differ from the start of their URN's raw form, and with
+    /// [`KeyBatch::copying`] the raw forms.
     keys: Vec<u8>,
 }
 
@@ -221,14 +229,23 @@ struct Note {
     hash: u64,
     /// Offset of the raw form in the buffer.
     offset: u64,
-    /// Where the key is in `keys`, or [`BORROWED`]: the key is the first
-    /// `key_len` bytes of the raw form.
-    key_at: u32,
+    /// Where the bytes of the note are in `keys`: a copy of the raw form
+    /// (with [`KeyBatch::copying`]) followed by the key if it differs from
+    /// the raw form's start, or the key alone; [`BORROWED`] when the batch
+    /// holds neither (the key is the start of the raw form in the buffer).
+    at: u32,
     raw_len: u16,
+    /// With [`KEY_AFTER`] when the key is written in `keys` (after the raw
+    /// form's copy, if any).
     key_len: u16,
 }
 
 const BORROWED: u32 = u32::MAX;
+
+/// The flag of `Note::key_len` for a key written in the batch (a URN is
+/// at most 8,192 bytes: its length needs 14 bits).
+const KEY_AFTER: u16 = 1 << 15;
+const _: () = assert!(crate::MAX_URN_LEN < KEY_AFTER as usize);
 
 impl KeyBatch {
     /// An empty batch for about `urns` URNs from input `file`, whose
@@ -237,13 +254,44 @@ impl KeyBatch {
     /// becomes a new key or first-seen form only if its bytes still give
     /// the same key and hash under that grammar ([`KeyTable::insert_if`]).
     pub fn new(file: u32, base: u64, recheck: Option<Grammar>, urns: usize) -> KeyBatch {
-        KeyBatch { file, base, recheck, ns_rules: false, pieces: Vec::new(), len: 0, expected: urns, keys: Vec::new() }
+        let (pieces, keys) = (Vec::new(), Vec::new());
+        let name_copy = Vec::new();
+        KeyBatch {
+            file,
+            base,
+            recheck,
+            ns_rules: false,
+            copies: false,
+            name_copy,
+            pieces,
+            len: 0,
+            expected: urns,
+            keys,
+        }
     }
 
     /// The batch with every key passed through the namespace rules
     /// ([`apply_ns_rules`], as `urnscan dedup --ns-rules` does), when `on`.
     pub fn with_ns_rules(mut self, on: bool) -> KeyBatch {
         self.ns_rules = on;
+        self
+    }
+
+    /// The batch with a copy of each URN's bytes, when `on`: phase 2 then
+    /// reads the batch, not the buffer, and checks nothing again (the
+    /// copy cannot change). For URNs far apart in their buffer: each is
+    /// otherwise read again there in phase 2, a cache miss or two, since
+    /// phase 1 and 2 are a window apart (the scan decides by how far
+    /// apart they are: see `crate::job`).
+    pub fn copying(mut self, on: bool) -> KeyBatch {
+        self.copies = on;
+        self
+    }
+
+    /// The batch with room for `bytes` of copied URNs ([`KeyBatch::copying`])
+    /// made at once.
+    pub(crate) fn with_room(mut self, bytes: usize) -> KeyBatch {
+        self.keys.reserve(bytes);
         self
     }
 
@@ -262,14 +310,33 @@ impl KeyBatch {
         debug_assert!(raw.starts_with(name));
         // With the rules on, every key is written out for them: which
         // namespaces they touch is theirs to know (`apply_ns_rules`).
-        let (key_at, hash) = if fixes.none() && !self.ns_rules {
-            (BORROWED, key_hash(name))
-        } else {
-            let at = self.keys.len();
-            write_ruled_key(name, fixes, self.ns_rules, &mut self.keys);
-            (at as u32, key_hash(&self.keys[at..]))
+        let start = self.keys.len();
+        if self.copies {
+            // The one read of bytes that may change (a shared mapping):
+            // key and hash are made from the copy, and a copy that is no
+            // longer printable ASCII (a truncated mapping reads as zeros)
+            // is dropped, as phase 2 would drop it on reading it again.
+            self.keys.extend_from_slice(raw);
+            if !all_graphic(&self.keys[start..]) {
+                self.keys.truncate(start);
+                return;
+            }
+        }
+        let (key_len, hash) = match (fixes.none() && !self.ns_rules, self.copies) {
+            (true, false) => (name.len() as u16, key_hash(name)),
+            (true, true) => (name.len() as u16, key_hash(&self.keys[start..start + name.len()])),
+            (false, copies) => {
+                let mut name_copy = std::mem::take(&mut self.name_copy);
+                name_copy.clear();
+                name_copy.extend_from_slice(if copies { &self.keys[start..start + name.len()] } else { name });
+                let at = self.keys.len();
+                write_ruled_key(&name_copy, fixes, self.ns_rules, &mut self.keys);
+                self.name_copy = name_copy;
+                (name.len() as u16 | KEY_AFTER, key_hash(&self.keys[at..]))
+            }
         };
-        let note = Note { hash, offset: offset as u64, key_at, raw_len: raw.len() as u16, key_len: name.len() as u16 };
+        let at = if self.keys.len() > start { start as u32 } else { BORROWED };
+        let note = Note { hash, offset: offset as u64, at, raw_len: raw.len() as u16, key_len };
         if self.pieces.last().is_none_or(|p| p.notes.len() == PIECE) {
             let size = self.expected.saturating_sub(self.len).clamp(1, PIECE);
             self.pieces.push(Piece { notes: Vec::with_capacity(size), starts: None });
@@ -296,12 +363,19 @@ impl KeyBatch {
     /// Appends the occurrences of shard `s`, whose raw forms are in `hay`,
     /// each with the grammar to check it again with (see [`KeyBatch::new`]).
     fn occurrences<'a>(&'a self, s: usize, hay: &'a [u8], out: &mut Vec<(Occurrence<'a>, Option<Recheck>)>) {
-        let recheck = self.recheck.map(|grammar| Recheck { grammar, ns_rules: self.ns_rules });
+        let recheck = match self.copies {
+            false => self.recheck.map(|grammar| Recheck { grammar, ns_rules: self.ns_rules }),
+            true => None,
+        };
         let occurrence = |n: &Note| {
-            let raw = hay.get(n.offset as usize..n.offset as usize + usize::from(n.raw_len))?;
-            let key = match n.key_at {
-                BORROWED => raw.get(..usize::from(n.key_len))?,
-                at => self.keys.get(at as usize..at as usize + usize::from(n.key_len))?,
+            let (raw_len, key_len) = (usize::from(n.raw_len), usize::from(n.key_len & !KEY_AFTER));
+            let (raw, key_at) = match self.copies {
+                true => (self.keys.get(n.at as usize..)?.get(..raw_len)?, n.at as usize + raw_len),
+                false => (hay.get(n.offset as usize..)?.get(..raw_len)?, n.at as usize),
+            };
+            let key = match n.key_len & KEY_AFTER {
+                0 => raw.get(..key_len)?,
+                _ => self.keys.get(key_at..)?.get(..key_len)?,
             };
             let at = Position { file: self.file, offset: self.base + n.offset };
             Some((Occurrence { hash: n.hash, key, raw, at }, recheck))
@@ -373,8 +447,7 @@ struct Recheck {
 /// The key is made again in `scratch` when it needs fixing: this runs once
 /// per new key, and an allocation each time cost more than the check.
 fn still_consistent(raw: &[u8], key: &[u8], hash: u64, recheck: Recheck, scratch: &mut Vec<u8>) -> bool {
-    // Not short-circuited, so that it runs a vector at a time.
-    if !raw.iter().fold(true, |ok, b| ok & b.is_ascii_graphic()) {
+    if !all_graphic(raw) {
         return false;
     }
     let Some((name, fixes)) = key_shape(raw, recheck.grammar) else { return false };
@@ -386,6 +459,12 @@ fn still_consistent(raw: &[u8], key: &[u8], hash: u64, recheck: Recheck, scratch
         &scratch[..]
     };
     now == key && key_hash(key) == hash
+}
+
+/// Whether every byte is printable ASCII, as a URN's are.
+fn all_graphic(bytes: &[u8]) -> bool {
+    // Not short-circuited, so that it runs a vector at a time.
+    bytes.iter().fold(true, |ok, b| ok & b.is_ascii_graphic())
 }
 
 #[cfg(test)]
@@ -428,6 +507,7 @@ mod tests {
             group in 1usize..4,
             grouped in proptest::bool::ANY,
             rules in proptest::bool::ANY,
+            copying in proptest::bool::ANY,
         ) {
             // Forty keys in four spellings each: case of scheme and NID, hex
             // case, components; then four UUIDs in hex of either case, four
@@ -465,7 +545,9 @@ mod tests {
                 .map(|chunk| {
                     // The batch path (keys from key_shape); the reference
                     // takes its keys from a full parse.
-                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), chunk.len()).with_ns_rules(rules);
+                    let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), chunk.len())
+                        .with_ns_rules(rules)
+                        .copying(copying);
                     for (offset, raw) in chunk {
                         let (name, fixes) = key_shape(raw.as_bytes(), Grammar::Rfc8141).unwrap();
                         b.push(*offset as usize, raw.as_bytes(), name, fixes);
@@ -509,9 +591,10 @@ mod tests {
         fn grouping_keeps_each_shards_notes_in_order(
             ids in proptest::collection::vec(0u32..5000, 0..400),
             regroup in proptest::bool::ANY,
+            copying in proptest::bool::ANY,
         ) {
             let mut hay = Vec::new();
-            let mut batch = KeyBatch::new(0, 0, None, ids.len());
+            let mut batch = KeyBatch::new(0, 0, None, ids.len()).copying(copying);
             for id in &ids {
                 let urn = format!("urn:n:{id}");
                 let (name, fixes) = key_shape(urn.as_bytes(), Grammar::Rfc8141).unwrap();
@@ -544,11 +627,40 @@ mod tests {
         let mut table = ShardedTable::new();
         table.absorb(&[(&b, &b"urn:ab:\0"[..])]);
         assert!(table.is_empty());
+        // A copying batch checks its copy at once: bytes that read as zeros
+        // by phase 1 (validated as "urn:ab:c" before) are not pushed.
+        let mut b = KeyBatch::new(0, 0, Some(Grammar::Rfc8141), 1).copying(true);
+        let now = b"urn:ab:\0";
+        b.push(0, now, &now[..], fixes);
+        assert!(b.is_empty());
         // Without the recheck (bytes that cannot change), the batch is trusted.
         let mut b = KeyBatch::new(0, 0, None, 1);
         b.push(0, b"urn:ab:c", name, fixes);
         table.absorb(&[(&b, &b"urn:ab:c"[..])]);
         assert_eq!(table.len(), 1);
+    }
+
+    /// A copying batch holds the URN's bytes as phase 1 read them: what
+    /// the buffer reads by phase 2 does not matter, and the raw form and
+    /// key are those of the copy (a key fixed from it, or its start).
+    #[test]
+    fn a_copying_batch_keeps_what_phase_1_read() {
+        let mut b = KeyBatch::new(3, 100, Some(Grammar::Rfc8141), 2).copying(true);
+        for (offset, urn) in [(0, &b"URN:AB:c%2f#f"[..]), (20, b"urn:cd:e")] {
+            let (name, fixes) = key_shape(urn, Grammar::Rfc8141).unwrap();
+            b.push(offset, urn, name, fixes);
+        }
+        let mut table = ShardedTable::new();
+        table.absorb(&[(&b, &[0u8; 28][..])]);
+        let mut got: Vec<_> = table.iter().map(|e| (e.key.to_vec(), e.raw.to_vec(), e.first, e.count)).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (b"urn:ab:c%2F".to_vec(), b"URN:AB:c%2f#f".to_vec(), at(3, 100), 1),
+                (b"urn:cd:e".to_vec(), b"urn:cd:e".to_vec(), at(3, 120), 1),
+            ]
+        );
     }
 
     /// Phase 1 read `seen`; phase 2 reads `now` at the same place. Whether
