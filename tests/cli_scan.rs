@@ -759,7 +759,8 @@ fn max_count_keeps_the_first_records_of_each_input() {
 
 /// A file of many windows, cut short at its NUM-th URN: every thread count
 /// and mapping policy prints the first NUM lines of the whole run, and `-l`
-/// lists it (and the file after it) as when read to the end.
+/// lists it (and the file after it) as when read to the end; so does a file
+/// of a few MiB, which such runs scan in windows too.
 #[test]
 fn max_count_and_list_on_a_file_of_many_windows() {
     let dir = tempfile::tempdir().unwrap();
@@ -787,6 +788,27 @@ fn max_count_and_list_on_a_file_of_many_windows() {
             assert_eq!(run(&["-l", p, q]), format!("{p}\n{q}\n"), "{threads} {mmap}");
             assert_eq!(run(&["-IN", "-m", "2", p, q]), "urn:ex:item-0\nurn:ex:item-1\nurn:ex:last\n");
         }
+    }
+    // A file short enough to be scanned whole, unless the run may stop
+    // (then in windows from 256 KiB on): a URN every 64 KiB of 3 MiB.
+    let mut some = Vec::new();
+    for i in 0..48 {
+        some.extend_from_slice(format!("urn:ex:part-{i} ").as_bytes());
+        some.resize((i + 1) << 16, b' ');
+    }
+    let path = dir.path().join("some.txt");
+    fs::write(&path, &some).unwrap();
+    let p = path.to_str().unwrap();
+    let whole = text_of(&urnscan_in(&["scan", "-n", p], b""));
+    assert_eq!(whole.lines().count(), 48);
+    for threads in ["-j1", "-j2"] {
+        let run = |args: &[&str]| text_of(&urnscan_in(&[&["scan", threads][..], args].concat(), b""));
+        for n in [1, 4, 5, 20, 47, 48, 49] {
+            let first: String = whole.lines().take(n).map(|l| format!("{l}\n")).collect();
+            assert_eq!(run(&["-n", "-m", &n.to_string(), p]), first, "{threads} -m {n}");
+            assert_eq!(run(&["-c", "-m", &n.to_string(), p]), format!("{}\n", n.min(48)), "{threads} -m {n}");
+        }
+        assert_eq!(run(&["-l", p]), format!("{p}\n"), "{threads}");
     }
 }
 

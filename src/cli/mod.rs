@@ -296,7 +296,7 @@ pub struct ScanArgs {
     format: Format,
     /// Print nothing: the exit status alone says whether a URN was found
     /// (with --invalid: a rejected candidate), as `grep -q`. The run stops
-    /// as soon as one is found (in a large file or a stream, after the part
+    /// as soon as one is found (in a file or a stream, after the part
     /// read that holds it), and then exits with 0 even if an input before
     /// it could not be read; errors still go to stderr.
     #[arg(short = 'q', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]

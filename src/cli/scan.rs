@@ -75,6 +75,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         binary: args.inputs.binary_policy(),
         nids,
         finder: args.search.finder()?,
+        // -l, -q and -m stop reading an input once they have what they need.
+        early_stop: matches!(per_input, PerInput::Path | PerInput::Found) || args.max_count.is_some(),
         ..JobOptions::default()
     };
     let started = Instant::now();
