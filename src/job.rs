@@ -1473,7 +1473,10 @@ fn scan_large(
         let enough = next_span.is_some() && sink.input_progress(file, &totals)?.is_break();
         done_before = done;
         if let Some(next_span) = next_span {
-            counted += next_span.len() as u64;
+            // Its chunk tasks count its bytes once it is scanned.
+            if pipelined || !enough {
+                counted += next_span.len() as u64;
+            }
             if enough {
                 // A next window scanned meanwhile is dropped unseen.
                 totals.bytes = span.end as u64;
@@ -1886,10 +1889,20 @@ mod tests {
         };
         assert_eq!(all.len(), 48);
         for events in [true, false] {
-            let opts =
-                JobOptions { keys: false, events, line_numbers: true, early_stop: true, ..JobOptions::default() };
+            let progress = Some(Arc::new(AtomicU64::new(0)));
+            let opts = JobOptions {
+                keys: false,
+                events,
+                line_numbers: true,
+                early_stop: true,
+                progress: progress.clone(),
+                ..JobOptions::default()
+            };
             let mut sink = FirstOnly::default();
             run(&paths, &opts, &mut sink).unwrap();
+            // The progress counter ends at the file's size, stopped or not.
+            let counted = progress.map(|p| p.load(Ordering::Relaxed));
+            assert_eq!(counted, Some(text.len() as u64), "events {events}");
             // 256 KiB hold four URNs: asked once, stopped there (with
             // events, the 1 MiB window scanned meanwhile is dropped unseen).
             assert_eq!((sink.0, sink.1), (vec![EARLY_WINDOW as u64], 1), "events {events}");
