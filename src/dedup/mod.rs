@@ -195,8 +195,8 @@ pub struct KeyBatch {
     ns_rules: bool,
     /// Raw forms are copied into `keys` ([`KeyBatch::copying`]).
     copies: bool,
-    /// The name of a URN whose key is written, copied there first (kept
-    /// for the next push: nothing is allocated per URN).
+    /// With [`KeyBatch::copying`], the name of a URN whose key is written
+    /// from its copy (kept for the next push: nothing is allocated per URN).
     name_copy: Vec<u8>,
     pieces: Vec<Piece>,
     /// URNs added.
@@ -322,14 +322,20 @@ impl KeyBatch {
                 return;
             }
         }
+        let at = self.keys.len();
         let (key_len, hash) = match (fixes.none() && !self.ns_rules, self.copies) {
             (true, false) => (name.len() as u16, key_hash(name)),
             (true, true) => (name.len() as u16, key_hash(&self.keys[start..start + name.len()])),
-            (false, copies) => {
+            (false, false) => {
+                write_ruled_key(name, fixes, self.ns_rules, &mut self.keys);
+                (name.len() as u16 | KEY_AFTER, key_hash(&self.keys[at..]))
+            }
+            (false, true) => {
+                // Written from the copy, which `keys` holds: the name is
+                // copied out first, as `keys` grows while it is written.
                 let mut name_copy = std::mem::take(&mut self.name_copy);
                 name_copy.clear();
-                name_copy.extend_from_slice(if copies { &self.keys[start..start + name.len()] } else { name });
-                let at = self.keys.len();
+                name_copy.extend_from_slice(&self.keys[start..start + name.len()]);
                 write_ruled_key(&name_copy, fixes, self.ns_rules, &mut self.keys);
                 self.name_copy = name_copy;
                 (name.len() as u16 | KEY_AFTER, key_hash(&self.keys[at..]))
