@@ -11,7 +11,10 @@
 //! key is inserted twice.
 //! Files larger than a window and streams (stdin, pipes) are scanned on the
 //! calling thread a window or block at a time, each still in parallel
-//! chunks, with the same two key phases per window.
+//! chunks, with the same two key phases per window. A stream's block is
+//! 16 MiB, or what a pipe on stdin brought before its writer paused
+//! ([`source::Live`]): `tail -f log | urnscan scan` shows each line's
+//! URNs as the line comes, not when 16 MiB of log have gathered.
 //!
 //! For files, whole or a window at a time, each chunk's [`KeyBatch`] is
 //! made by the task that scanned the chunk, right after it (`scan_keyed`),
@@ -105,9 +108,7 @@ use crate::key::{key_shape, Fixes, KeyShape};
 use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
 use crate::scan::{resume_point, Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
-use crate::source::{
-    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Peeked, StopAtError, WalkOptions, Whole,
-};
+use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, StopAtError, WalkOptions, Whole};
 use crate::urn::{Parts, Urn};
 
 /// What a run does.
@@ -314,6 +315,12 @@ pub trait Sink {
     /// enough of the whole run ends it by returning an error, as from any
     /// of its methods (`urnscan scan -q`). Not called for a file scanned
     /// whole: [`Sink::input_done`] comes next. The default goes on.
+    ///
+    /// Standard input, as a pipe or a terminal, is read
+    /// [live](crate::source::Live): its blocks end where its writer pauses,
+    /// so this call comes within about [`LIVE_DELAY`](crate::source::LIVE_DELAY)
+    /// of the bytes it follows. A sink that prints flushes its output here
+    /// for a reader of `tail -f log | urnscan scan` to see it.
     fn input_progress(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
         let _ = (file, totals);
         Ok(ControlFlow::Continue(()))
@@ -482,6 +489,9 @@ enum Processed {
     /// Larger than a window: scanned window by window when consumed.
     Large(Whole),
     Stream(Box<dyn Read + Send>),
+    /// A stream scanned before it is known to be binary or not (see
+    /// `stream_input`): tested as its first bytes are read.
+    Live(Box<dyn Read + Send>),
     /// Stdin, a pipe or a device: read when its turn comes.
     Unread(Box<dyn Read + Send>),
     /// A binary input (then what was done with it).
@@ -615,7 +625,7 @@ fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Inpu
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
         Ok(opened) => match (opened.contents, opened.codec) {
             (Contents::Whole(whole), _) => whole_input(scanner, opts, target, whole),
-            (Contents::Stream(reader), None) => stream_input(opts, source::peek(reader, source::BINARY_PROBE)),
+            (Contents::Stream(reader), None) => stream_input(opts, input, reader),
             (Contents::Stream(reader), Some(_)) => decoded_input(scanner, opts, target, input, reader),
         },
     }
@@ -648,7 +658,16 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
     )
 }
 
-fn stream_input(opts: &JobOptions, peeked: Peeked) -> Processed {
+/// A stream, whose first bytes say whether it is binary. Standard input
+/// (a pipe or a terminal: a redirected file is mapped) is read
+/// [live](source::Live), and unless binary inputs are skipped its first
+/// bytes are tested as they come ([`Processed::Live`]): a writer that
+/// pauses (`tail -f`) may take minutes to write what the test needs.
+fn stream_input(opts: &JobOptions, input: &Input, reader: Box<dyn Read + Send>) -> Processed {
+    if matches!(input, Input::Stdin) && opts.binary == BinaryPolicy::Scan {
+        return Processed::Live(source::live_stdin(reader));
+    }
+    let peeked = source::peek(reader, source::BINARY_PROBE);
     let binary = source::is_binary(&peeked.head);
     binary_if(binary, if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) })
 }
@@ -1012,7 +1031,14 @@ impl Consumer<'_> {
                 Ok(())
             }
             Processed::Large(whole) => scan_large(scanner, opts, target, &whole, self.sink, &mut self.outcome),
-            Processed::Stream(reader) => scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome),
+            Processed::Stream(reader) => {
+                scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome).map(drop)
+            }
+            Processed::Live(reader) => {
+                let probe = scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome)?;
+                self.outcome.totals.binary += u64::from(probe.binary);
+                Ok(())
+            }
             Processed::Unread(reader) => {
                 let Ok(unread) = input else { return Ok(()) };
                 let opened = opened(scanner, opts, target, unread, Contents::Stream(reader));
@@ -1502,6 +1528,7 @@ fn scan_large(
 /// chunks), feeding the sink as it goes so memory stays bounded. A read
 /// error ends the stream where it happens: what came before is scanned
 /// (the URNs before a corrupt part of an archive), then it is reported.
+/// Returns the binary test of the bytes it read (see [`Probe`]).
 fn scan_stream(
     scanner: &Scanner,
     opts: &JobOptions,
@@ -1509,14 +1536,16 @@ fn scan_stream(
     reader: Box<dyn Read + Send>,
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
-) -> io::Result<()> {
+) -> io::Result<Probe> {
     let file = target.file;
     let mut totals = Totals { files: 1, ..Totals::default() };
     let mut input = Emitting::new(file, opts, None, 0);
     let mut sink_error = None;
     let mut reported = 0u64;
+    let mut probe = Probe::default();
     let mut reader = StopAtError::new(reader);
     let mut on_block = |buf: &[u8], base: u64, events: &[Event], notes: Notes<'_>, text: Option<Vec<Formatted>>| {
+        probe.test(buf, base);
         totals.count(events, notes.kept);
         let read = base + buf.len() as u64;
         advance(opts, read - reported);
@@ -1587,12 +1616,38 @@ fn scan_stream(
     let ended = result.and_then(|()| reader.finish());
     outcome.totals.add(&totals);
     sink.input_done(file, &totals)?;
-    match ended {
-        Ok(()) => Ok(()),
-        Err(error) => {
-            outcome.totals.errors += 1;
-            sink.input_error(&InputError { path: file.name.to_owned(), error })
+    if let Err(error) = ended {
+        outcome.totals.errors += 1;
+        sink.input_error(&InputError { path: file.name.to_owned(), error })?;
+    }
+    Ok(probe)
+}
+
+/// [`source::is_binary`] of a stream, made on its blocks as they are read
+/// rather than on a [`source::peek`] of its first [`source::BINARY_PROBE`]
+/// bytes before the scan: the same bytes decide, so the answer is the
+/// same, unless the scan stops before they are all read (`-l`, `-q`,
+/// `--max-count`), when it is made on those read.
+#[derive(Default)]
+struct Probe {
+    /// Stream bytes tested so far (at most the probe's).
+    tested: u64,
+    binary: bool,
+}
+
+impl Probe {
+    /// Tests the bytes of `buf` (stream bytes from `base` on) that fall in
+    /// the probe and were not tested yet. Every byte of a stream passes
+    /// through a block handed over before it leaves the buffer, so none
+    /// is missed.
+    fn test(&mut self, buf: &[u8], base: u64) {
+        let end = (base + buf.len() as u64).min(source::BINARY_PROBE as u64);
+        if self.binary || end <= self.tested {
+            return;
         }
+        let from = (self.tested.max(base) - base) as usize;
+        self.binary = source::is_binary(&buf[from..(end - base) as usize]);
+        self.tested = end;
     }
 }
 
@@ -2108,6 +2163,31 @@ mod tests {
     }
 
     proptest! {
+        /// A stream's binary test made block by block, as its blocks come
+        /// (any sizes, each keeping a few bytes of the one before, as a
+        /// stream's do), is the test of its first 8 KiB.
+        #[test]
+        fn a_stream_tested_block_by_block_is_binary_as_its_head_is(
+            len in 0usize..12_000,
+            nul in prop::option::of(0usize..12_000),
+            ends in prop::collection::vec((0usize..12_000, 0usize..4), 0..12),
+        ) {
+            let mut text: Vec<u8> = b"urn:ab:c ".iter().copied().cycle().take(len).collect();
+            if let Some(at) = nul.filter(|&at| at < len) {
+                text[at] = 0;
+            }
+            let mut ends: Vec<(usize, usize)> = ends.into_iter().filter(|&(end, _)| end < len).collect();
+            ends.sort_unstable();
+            ends.push((len, 0));
+            let (mut probe, mut last_end) = (Probe::default(), 0usize);
+            for (end, kept) in ends {
+                let base = last_end.saturating_sub(kept);
+                probe.test(&text[base..end], base as u64);
+                last_end = end;
+            }
+            prop_assert_eq!(probe.binary, source::is_binary(&text));
+        }
+
         /// The output from the parts the scan kept is the output of parsing
         /// every URN again, also when the file was cut short after the scan
         /// (a truncated mapping reads zeros from its new end on): exactly

@@ -371,6 +371,14 @@ impl Scanner {
     /// whole stream as one slice: a candidate is only judged once its whole
     /// extraction window is in the buffer, and the three bytes before the
     /// resume point stay for the left-boundary rule. Returns the bytes read.
+    ///
+    /// A reader that fails with [`io::ErrorKind::WouldBlock`] (a
+    /// [`Live`](crate::source::Live) stream whose writer paused) is not at
+    /// its end: the candidates of what it gave that can be judged without
+    /// the bytes still to come (those before its last byte that no URN
+    /// holds) go to `on_block` then, and the reader is read again, at
+    /// once, so it must not fail so twice in a row. Any other error ends
+    /// the scan and is returned.
     pub fn scan_reader(
         &self,
         reader: &mut dyn Read,
@@ -405,8 +413,13 @@ impl Scanner {
         let mut base = 0u64; // stream offset of buf[0]
         let mut from = 0usize; // where scanning resumes in buf
         loop {
-            let eof = fill(reader, &mut buf, capacity)?;
-            let end = if eof { buf.len() } else { buf.len() - LOOKAHEAD };
+            let filled = fill(reader, &mut buf, capacity)?;
+            let eof = filled == Filled::Ended;
+            let end = match filled {
+                Filled::Ended => buf.len(),
+                Filled::Full => buf.len() - LOOKAHEAD,
+                Filled::Paused => judged_end(&buf, from).max(buf.len().saturating_sub(LOOKAHEAD)),
+            };
             if end > from {
                 let per_chunk = |events: &[Event], notes: &[N]| per_chunk(&buf, base, events, notes);
                 let (events, results) = self.scan_span_noted(&buf, from, end, None, per_chunk);
@@ -640,16 +653,42 @@ fn windows<T>(
     }
 }
 
-/// Reads until `buf` holds `want` bytes or the stream ends; true at the end.
+/// How a [`fill`] of a stream's buffer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Filled {
+    /// The buffer holds the bytes asked for.
+    Full,
+    /// The stream ended.
+    Ended,
+    /// The reader failed with [`io::ErrorKind::WouldBlock`]: its writer
+    /// paused ([`crate::source::Live`]), and what came is to be scanned.
+    Paused,
+}
+
+/// Reads until `buf` holds `want` bytes, the stream ends or pauses.
 /// Reads into the vector's spare capacity: nothing is zero-filled first, so
 /// a small file streamed through a large block costs only its own bytes.
-fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<bool> {
+fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<Filled> {
     let missing = want.saturating_sub(buf.len());
     if missing == 0 {
-        return Ok(false);
+        return Ok(Filled::Full);
     }
-    let got = reader.take(missing as u64).read_to_end(buf)?;
-    Ok(got < missing)
+    // On an error, `read_to_end` leaves in `buf` the bytes it read first.
+    match reader.take(missing as u64).read_to_end(buf) {
+        Ok(got) if got < missing => Ok(Filled::Ended),
+        Ok(_) => Ok(Filled::Full),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Filled::Paused),
+        Err(e) => Err(e),
+    }
+}
+
+/// Where the candidates of `buf[from..]` that can be judged end, when the
+/// bytes after `buf` are not known yet: one past its last byte that no URN
+/// holds (`from` if there is none). No URN, and no candidate's extraction,
+/// reaches past such a byte, so whatever follows it cannot change what the
+/// candidates before it yield; the ones after it wait for more bytes.
+fn judged_end(buf: &[u8], from: usize) -> usize {
+    buf[from..].iter().rposition(|&b| !in_any_urn(b)).map_or(from, |i| from + i + 1)
 }
 
 #[cfg(test)]

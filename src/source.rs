@@ -29,6 +29,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::decompress::{Codec, DecodeError, MAGIC_LEN};
 use crate::platform::mmap::{Mapping, Resident};
@@ -487,7 +488,8 @@ impl Read for FailsOnce {
 /// A reader that reports a read error as the end of its data and keeps the
 /// error, so that everything before it is still processed (the URNs before
 /// a corrupt part of an archive are found); [`StopAtError::finish`] gives
-/// the error afterwards.
+/// the error afterwards. A [`io::ErrorKind::WouldBlock`] (a [`Live`]
+/// stream's pause) is no error: it is passed on, and the data goes on.
 pub struct StopAtError<R> {
     inner: R,
     error: Option<io::Error>,
@@ -513,6 +515,8 @@ impl<R: Read> Read for StopAtError<R> {
         loop {
             match self.inner.read(buf) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // A [`Live`] stream's pause, not an error: passed on.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
                 Err(e) => {
                     self.error = Some(e);
                     return Ok(0);
@@ -521,6 +525,79 @@ impl<R: Read> Read for StopAtError<R> {
             }
         }
     }
+}
+
+/// How long bytes read from a [`Live`] stream may wait for more before
+/// they are handed to the scan: what the writer of a pipe wrote is scanned
+/// (and printed) within about this long (`tail -f app.log | urnscan scan`).
+pub const LIVE_DELAY: Duration = Duration::from_millis(100);
+
+/// A stream whose writer may pause (standard input as a pipe or a
+/// terminal), read so that the scan never waits on a pause with bytes in
+/// hand: once a read has returned bytes, a later read that would have to
+/// wait past `delay` from them fails with [`io::ErrorKind::WouldBlock`]
+/// instead, once; the read after that waits as long as it takes.
+/// [`Scanner::scan_reader`](crate::Scanner::scan_reader) takes such a
+/// failure as the place to scan what it holds. A fast stream is not slowed
+/// down: its reads find bytes waiting, and each asks the system first
+/// ([`crate::platform::ready`]); its blocks are only cut short when one
+/// takes longer than `delay` to fill.
+///
+/// ```no_run
+/// use std::io;
+/// use urnscan::source::{Live, LIVE_DELAY};
+/// use urnscan::{ExtractOptions, Scanner};
+///
+/// let mut stdin = Live::new(io::stdin(), io::stdin(), LIVE_DELAY);
+/// let scanner = Scanner::new(ExtractOptions::default());
+/// scanner.scan_reader(&mut stdin, 1 << 20, |buf, base, events| {
+///     println!("{} URNs in the block at {base} ({} bytes)", events.len(), buf.len());
+///     true
+/// })?;
+/// # Ok::<(), io::Error>(())
+/// ```
+#[cfg(unix)]
+pub struct Live<R, F> {
+    inner: R,
+    fd: F,
+    delay: Duration,
+    /// When the first bytes since the last pause came.
+    since: Option<Instant>,
+}
+
+#[cfg(unix)]
+impl<R: Read, F: std::os::fd::AsFd> Live<R, F> {
+    /// `inner`, whose bytes come from the descriptor of `fd`.
+    pub fn new(inner: R, fd: F, delay: Duration) -> Self {
+        Live { inner, fd, delay, since: None }
+    }
+}
+
+#[cfg(unix)]
+impl<R: Read, F: std::os::fd::AsFd> Read for Live<R, F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(since) = self.since {
+            let left = self.delay.saturating_sub(since.elapsed());
+            if left.is_zero() || !crate::platform::ready::readable_within(self.fd.as_fd(), left) {
+                self.since = None;
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.since.get_or_insert_with(Instant::now);
+        }
+        Ok(n)
+    }
+}
+
+/// `reader`, standard input's bytes, as a [`Live`] stream where there are
+/// such (Unix); as it is elsewhere.
+pub fn live_stdin(reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    #[cfg(unix)]
+    return Box::new(Live::new(reader, io::stdin(), LIVE_DELAY));
+    #[cfg(not(unix))]
+    reader
 }
 
 /// Opens `input` and decides how to read it.
@@ -665,5 +742,40 @@ mod tests {
         assert_eq!(all, b"abc");
         assert_eq!(reader.finish().unwrap_err().to_string(), "boom");
         assert!(reader.finish().is_ok());
+    }
+
+    /// A live stream's reads: bytes as they come; with bytes in hand and
+    /// the writer silent, one `WouldBlock` after the delay; then a read
+    /// that waits as long as the writer does; the end as the end. Through
+    /// `StopAtError` the pause is passed on and is no error.
+    #[cfg(unix)]
+    #[test]
+    fn a_live_stream_says_once_that_its_writer_paused() {
+        use std::io::Write;
+        use std::time::{Duration, Instant};
+
+        let (read, mut write) = crate::platform::test_pipe();
+        let delay = Duration::from_millis(50);
+        let mut live = StopAtError::new(Live::new(read.try_clone().unwrap(), read, delay));
+        let mut buf = [0u8; 64];
+        write.write_all(b"urn:ab:c\n").unwrap();
+        assert_eq!(live.read(&mut buf).unwrap(), 9);
+        let started = Instant::now();
+        assert_eq!(live.read(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        assert!(started.elapsed() >= Duration::from_millis(40), "{:?}", started.elapsed());
+        // Now the read waits (well past the delay) for the writer.
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            write.write_all(b"urn:ab:d").unwrap();
+            write
+        });
+        let started = Instant::now();
+        assert_eq!(live.read(&mut buf).unwrap(), 8);
+        assert!(started.elapsed() >= Duration::from_millis(250), "{:?}", started.elapsed());
+        assert_eq!(&buf[..8], b"urn:ab:d");
+        drop(writer.join().unwrap());
+        // Bytes in hand, then the end: the end, not a pause.
+        assert_eq!(live.read(&mut buf).unwrap(), 0);
+        assert!(live.finish().is_ok());
     }
 }

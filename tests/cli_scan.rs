@@ -667,30 +667,28 @@ fn quiet_says_by_its_status_alone() {
     }
 }
 
-/// `-q`, `-l` and `--max-count` on a stream that has not ended: the run
-/// ends after the block that holds what it needs (blocks are 16 MiB),
-/// without waiting for the end of its input, as grep does; the writer keeps
-/// the pipe open throughout. The status and what was printed.
-fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
-    use std::io::Write;
-    use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+/// urnscan running with `args`, its stdin and stdout pipes of ours.
+fn piped(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_urnscan"))
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// `-q`, `-l` and `--max-count` on a stream that has not ended: the run
+/// ends once it has what it needs, without waiting for the end of its
+/// input (nor for a block of 16 MiB to fill), as grep does; the writer
+/// writes one line and keeps the pipe open. The status and what was printed.
+fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let mut child = piped(args);
     let mut stdin = child.stdin.take().unwrap();
-    // More than a block, then nothing more and no end: once the first block
-    // is read, the writes only fail (the reader is gone) or wait.
+    // One line, then nothing more and no end.
     let writer = std::thread::spawn(move || {
-        let filler = vec![b'x'; 1 << 20];
         let _ = stdin.write_all(b"see urn:ab:c and urn:ab:d\n");
-        for _ in 0..20 {
-            if stdin.write_all(&filler).is_err() {
-                break;
-            }
-        }
         // Held open until the test ends.
         std::thread::sleep(Duration::from_secs(60));
         drop(stdin);
@@ -711,6 +709,55 @@ fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
     (status.code(), out)
+}
+
+/// Standard input is scanned as it is written, as `tail -f app.log |
+/// urnscan scan` needs: a URN is printed while the writer keeps the pipe
+/// open (about 0.1 s after its line came), and one cut off by a pause
+/// waits for the rest of it. The same URNs, offsets and counts as the
+/// whole input in one write: a NUL in the first 8 KiB, written after a
+/// pause, still makes it binary.
+#[test]
+fn a_pipe_is_scanned_as_it_is_written() {
+    use std::io::{BufRead, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let spawn = |args: &[&str]| {
+        let mut child = piped(args);
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
+        (child, lines)
+    };
+    let next = |lines: &mpsc::Receiver<String>| lines.recv_timeout(Duration::from_secs(20)).ok();
+    let (mut child, lines) = spawn(&["scan", "-"]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"see urn:ab:c\n").unwrap();
+    assert_eq!(next(&lines).as_deref(), Some("4:urn:ab:c"), "printed before the pipe closes");
+    stdin.write_all(b"and urn:ab:d").unwrap();
+    // Nothing can be printed yet: `urn:ab:d` may go on.
+    assert_eq!(lines.recv_timeout(Duration::from_millis(400)).ok(), None);
+    stdin.write_all(b"e (end)\n").unwrap();
+    assert_eq!(next(&lines).as_deref(), Some("17:urn:ab:de"));
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(next(&lines), None);
+
+    let mut text = b"urn:ab:c\n".to_vec();
+    text.resize(8191, b'x');
+    text.extend_from_slice(b"\0 urn:ab:d\n");
+    let (mut child, lines) = spawn(&["scan", "--stats", "--format", "json", "-"]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&text[..9]).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    stdin.write_all(&text[9..]).unwrap();
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let paused: serde_json::Value = serde_json::from_str(&lines.iter().collect::<String>()).unwrap();
+    let whole: serde_json::Value =
+        serde_json::from_slice(&urnscan_in(&["scan", "--stats", "--format", "json"], &text).stdout).unwrap();
+    assert_eq!((paused["binary_files"].as_u64(), paused["valid"].as_u64()), (Some(1), Some(2)), "{paused}");
+    assert_eq!(paused, whole);
 }
 
 #[test]

@@ -205,6 +205,72 @@ proptest! {
     }
 }
 
+/// A stream of `hay` whose writer stops after some of its pieces, as a
+/// `source::Live` stream reports it: `WouldBlock` once, then the next
+/// piece. Each read after a pause checks that the scan has handed over
+/// every event before the last space or line break written so far (such a
+/// byte ends any URN, so nothing after it can change them): a paused
+/// writer's URNs are not held back until it writes again.
+struct Pausing<'a> {
+    hay: &'a [u8],
+    at: usize,
+    /// Where pieces end, in order, each with whether the writer pauses there.
+    cuts: Vec<(usize, bool)>,
+    pause_next: bool,
+    paused: bool,
+    expected: &'a [Event],
+    handed_over: &'a std::cell::RefCell<Vec<Event>>,
+}
+
+impl std::io::Read for Pausing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.paused {
+            self.paused = false;
+            let judged = self.hay[..self.at].iter().rposition(|&b| b == b' ' || b == b'\n').map_or(0, |i| i + 1);
+            let due = self.expected.iter().filter(|e| e.offset() < judged).count();
+            let handed = self.handed_over.borrow().len();
+            assert!(handed >= due, "after a pause at {}: {handed} events handed over, {due} due", self.at);
+        }
+        if self.pause_next {
+            (self.pause_next, self.paused) = (false, true);
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        let cut = self.cuts.iter().find(|&&(end, _)| end > self.at).copied().unwrap_or((self.hay.len(), false));
+        let n = buf.len().min(cut.0 - self.at);
+        buf[..n].copy_from_slice(&self.hay[self.at..self.at + n]);
+        self.at += n;
+        self.pause_next = self.at == cut.0 && cut.1;
+        Ok(n)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// A stream whose writer pauses anywhere (within a URN, between two)
+    /// gives the events of the whole scan, and the events before a pause
+    /// as soon as it comes (see `Pausing`).
+    #[test]
+    fn paused_streams_equal_the_whole_scan(
+        hay in text(), opts in options(), block in 1usize..64, cuts in prop::collection::vec((0usize..400, any::<bool>()), 0..12)
+    ) {
+        let scanner = Scanner::new(opts).with_chunk_size(7);
+        let whole = scanner.scan(&hay);
+        let mut cuts: Vec<(usize, bool)> = cuts.into_iter().filter(|&(at, _)| at > 0 && at <= hay.len()).collect();
+        cuts.sort_unstable();
+        cuts.dedup_by_key(|c| c.0);
+        let handed_over = std::cell::RefCell::new(Vec::new());
+        let mut reader =
+            Pausing { hay: &hay, at: 0, cuts, pause_next: false, paused: false, expected: &whole, handed_over: &handed_over };
+        let bytes = scanner.scan_reader(&mut reader, block, |_, base, events| {
+            handed_over.borrow_mut().extend(events.iter().map(|e| shift(e, base as usize)));
+            true
+        }).unwrap();
+        prop_assert_eq!(bytes as usize, hay.len());
+        prop_assert_eq!(handed_over.into_inner(), whole);
+    }
+}
+
 /// Text for the key table's test: runs of URN-like words that differ
 /// only in what the key normalises (scheme and NID case, hex digit case) or
 /// drops (r-, q-, f-components), so keys repeat in many spellings; `urn:`

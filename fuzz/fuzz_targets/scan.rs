@@ -22,7 +22,9 @@
 //!   blocks of 1, 5 and 64 bytes, gives the same events at the same stream
 //!   offsets and counts every byte (blocks of 64 and 1000 bytes for inputs
 //!   over `MAX_URN_LEN`, which are the only ones the reader cuts: a block
-//!   is judged only with `MAX_URN_LEN` bytes of look-ahead behind it).
+//!   is judged only with `MAX_URN_LEN` bytes of look-ahead behind it);
+//!   and so does a reader that also pauses (fails with `WouldBlock`, as a
+//!   live pipe does) every few calls, with blocks of 64 bytes.
 //!
 //! Run with `-max_len=16384` so that inputs long enough to be cut into
 //! several stream blocks are explored.
@@ -131,8 +133,8 @@ fn check_reader(data: &[u8], scanner: &Scanner, events: &[Event]) {
     // Each block moves the look-ahead (~8 KiB) to the front of the buffer,
     // so the tiniest blocks are kept for inputs that fit in one fill.
     let blocks: &[usize] = if data.len() <= MAX_URN_LEN { &[1, 5, 64] } else { &[64, 1000] };
-    for &block in blocks {
-        let mut reader = Dribble::new(data);
+    let readers = blocks.iter().map(|&block| (block, Dribble::new(data)));
+    for (block, mut reader) in readers.chain([(64, Dribble::pausing(data, 3 + data.len() % 5))]) {
         let mut got = Vec::new();
         let read = scanner
             .scan_reader(&mut reader, block, |_, base, block_events| {

@@ -613,8 +613,11 @@ impl<W: Write> Sink for Printer<'_, W> {
 
     /// Reads no more of an input than what it prints needs: up to its
     /// first URN for `-l`, its NUM-th with `--max-count`; `-q` ends the
-    /// run at the first.
+    /// run at the first. What was printed so far goes out: a block of a
+    /// live stream (`tail -f log | urnscan scan`) is shown as it is
+    /// scanned, not when 256 KiB of output have gathered.
     fn input_progress(&mut self, _: FileRef<'_>, totals: &Totals) -> io::Result<ControlFlow<()>> {
+        self.out.flush()?;
         let enough = match self.per_input {
             PerInput::Found if self.records.sought(totals) > 0 => return Err(FoundOne::error()),
             PerInput::Found => false,

@@ -100,21 +100,9 @@ mod imp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-
-    /// A new pipe's reading and writing ends (`std::io::pipe` needs Rust
-    /// 1.87; the crate builds with 1.85).
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn pipe() -> (std::fs::File, std::fs::File) {
-        use std::os::fd::FromRawFd;
-        let mut fds = [0; 2];
-        // SAFETY: pipe() writes two descriptors into the array it is given;
-        // each is then owned by exactly one File.
-        unsafe {
-            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-            (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1]))
-        }
-    }
+    use crate::platform::test_pipe as pipe;
+    use std::io::{Read, Write};
 
     #[test]
     fn a_refusal_is_met_with_half_the_size_down_to_what_the_pipe_holds() {
