@@ -376,9 +376,9 @@ impl Scanner {
     /// [`Live`](crate::source::Live) stream whose writer paused) is not at
     /// its end: the candidates of what it gave that can be judged without
     /// the bytes still to come (those before its last byte that no URN
-    /// holds) go to `on_block` then, and the reader is read again, at
-    /// once, so it must not fail so twice in a row. Any other error ends
-    /// the scan and is returned.
+    /// holds) go to `on_block` then, and the reader is read again at once
+    /// (a `Live` stream fails so once per pause, then waits for bytes).
+    /// Any other error ends the scan and is returned.
     pub fn scan_reader(
         &self,
         reader: &mut dyn Read,

@@ -591,12 +591,16 @@ impl<R: Read, F: std::os::fd::AsFd> Read for Live<R, F> {
     }
 }
 
-/// `reader`, standard input's bytes, as a [`Live`] stream where there are
-/// such (Unix); as it is elsewhere.
+/// `reader`, standard input's bytes, as a [`Live`] stream when standard
+/// input is a pipe, a terminal or a socket (on Unix); as it is when it is
+/// a regular file, which never pauses, or elsewhere.
 pub fn live_stdin(reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    let regular = stdin_file().and_then(|file| file.metadata().ok()).is_some_and(|meta| meta.is_file());
     #[cfg(unix)]
-    return Box::new(Live::new(reader, io::stdin(), LIVE_DELAY));
-    #[cfg(not(unix))]
+    if !regular {
+        return Box::new(Live::new(reader, io::stdin(), LIVE_DELAY));
+    }
+    let _ = regular;
     reader
 }
 

@@ -197,3 +197,34 @@ fn a_lone_dash_is_stdin() {
     let mixed = urnscan(&["check", "-", "urn:ab:c"], stdin);
     assert!(stdout(&mixed).starts_with("-\tinvalid\tnot-urn"), "{}", stdout(&mixed));
 }
+
+/// Lines on a pipe are judged as they are written (a user typing URNs, a
+/// log followed with `tail -f`): each verdict comes while the writer keeps
+/// the pipe open, a line cut off by a pause is judged once it is whole, and
+/// the exit status still covers every line.
+#[test]
+fn stdin_lines_are_judged_as_they_are_written() {
+    use std::io::Write;
+    use std::time::Duration;
+    let (mut child, lines) = common::piped(&["check", "--format", "jsonl"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let next = || lines.recv_timeout(Duration::from_secs(20)).ok().map(|line| serde_json::from_str(&line).unwrap());
+    stdin.write_all(b"URN:ISBN:0451450523\n").unwrap();
+    let verdict: Option<serde_json::Value> = next();
+    assert_eq!(
+        verdict.map(|v| (v["input"].clone(), v["valid"].clone())),
+        Some(("URN:ISBN:0451450523".into(), true.into()))
+    );
+    stdin.write_all(b"urn:a").unwrap();
+    // Half a line: no verdict yet.
+    assert!(lines.recv_timeout(Duration::from_millis(400)).is_err());
+    stdin.write_all(b":b\n").unwrap();
+    let verdict: Option<serde_json::Value> = next();
+    assert_eq!(
+        verdict.map(|v| (v["input"].clone(), v["error"]["kind"].clone())),
+        Some(("urn:a:b".into(), "nid-too-short".into()))
+    );
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(1), "one line was invalid");
+    assert!(lines.recv().is_err(), "nothing more");
+}

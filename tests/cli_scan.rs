@@ -667,16 +667,6 @@ fn quiet_says_by_its_status_alone() {
     }
 }
 
-/// urnscan running with `args`, its stdin and stdout pipes of ours.
-fn piped(args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_urnscan"))
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// `-q`, `-l` and `--max-count` on a stream that has not ended: the run
 /// ends once it has what it needs, without waiting for the end of its
 /// input (nor for a block of 16 MiB to fill), as grep does; the writer
@@ -684,7 +674,7 @@ fn piped(args: &[&str]) -> std::process::Child {
 fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
     use std::io::Write;
     use std::time::{Duration, Instant};
-    let mut child = piped(args);
+    let (mut child, lines) = common::piped(args);
     let mut stdin = child.stdin.take().unwrap();
     // One line, then nothing more and no end.
     let writer = std::thread::spawn(move || {
@@ -706,9 +696,7 @@ fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
     };
     drop(writer);
     let status = status.unwrap_or_else(|| panic!("{args:?} waited for the end of its input"));
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
-    (status.code(), out)
+    (status.code(), lines.iter().map(|line| line + "\n").collect())
 }
 
 /// Standard input is scanned as it is written, as `tail -f app.log |
@@ -719,16 +707,10 @@ fn run_on_an_open_stream(args: &[&str]) -> (Option<i32>, String) {
 /// pause, still makes it binary.
 #[test]
 fn a_pipe_is_scanned_as_it_is_written() {
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     use std::sync::mpsc;
     use std::time::Duration;
-    let spawn = |args: &[&str]| {
-        let mut child = piped(args);
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
-        (child, lines)
-    };
+    let spawn = common::piped;
     let next = |lines: &mpsc::Receiver<String>| lines.recv_timeout(Duration::from_secs(20)).ok();
     let (mut child, lines) = spawn(&["scan", "-"]);
     let mut stdin = child.stdin.take().unwrap();

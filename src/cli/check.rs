@@ -8,8 +8,9 @@
 //! buffers serve every block), so the output is the same at any thread
 //! count. Judging and formatting are what take the time (about 120 ns a
 //! line at one thread, against a few for reading it), so the reading stays
-//! on the calling thread. A valid URN's parts are written as bytes (see
-//! [`write_text`]).
+//! on the calling thread. A block ends early where a pipe's writer pauses
+//! (`urnscan::source::Live`): its whole lines are judged and shown then. A
+//! valid URN's parts are written as bytes (see [`write_text`]).
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
@@ -31,7 +32,10 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
     if args.urns.is_empty() || args.urns == ["-"] {
-        judge_lines(io::stdin().lock(), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        // A pipe or terminal is judged as it is written (`source::Live`):
+        // a line typed or logged gets its verdict without waiting for 4 MiB.
+        let stdin = urnscan::source::live_stdin(Box::new(io::stdin()));
+        judge_lines(stdin, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
     } else {
         let mut text = Vec::new();
         for urn in &args.urns {
@@ -54,7 +58,10 @@ const PIECE_BYTES: usize = 64 << 10;
 
 /// Judges every line of `input` and writes the results to `out` in input
 /// order. Lines read before a read error are judged and written; a line the
-/// error cut short is not, and the error is returned after them.
+/// error cut short is not, and the error is returned after them. A
+/// `WouldBlock` (a live stream whose writer paused) is no error: the whole
+/// lines read so far are judged and their verdicts flushed, and reading
+/// goes on.
 fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: usize) -> Result<()> {
     let mut buf = Vec::new();
     let mut in_order = InOrder::new();
@@ -82,6 +89,10 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
         match read {
             Ok(n) if n == asked => buf.drain(..end),
             Ok(_) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                out.flush().context("cannot write to standard output")?;
+                buf.drain(..end)
+            }
             Err(e) => return Err(e).context("cannot read standard input"),
         };
     }
@@ -324,6 +335,46 @@ mod tests {
         let err = judge_lines(failing, &mut out, &judge, 4).unwrap_err();
         assert!(format!("{err:#}").contains("cannot read standard input: disk gone"), "{err:#}");
         assert_eq!(out, one_by_one(b"urn:ab:c\nurn:a:b\n", &judge));
+    }
+
+    /// Gives `pieces` (none empty) one after the other, with a
+    /// `WouldBlock` (a live stream's pause) after each.
+    struct Pausing<'a>(Vec<&'a [u8]>, bool);
+
+    impl Read for Pausing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if std::mem::take(&mut self.1) {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let Some(piece) = self.0.first_mut() else { return Ok(0) };
+            let n = piece.len().min(buf.len());
+            buf[..n].copy_from_slice(&piece[..n]);
+            *piece = &piece[n..];
+            if piece.is_empty() {
+                self.0.remove(0);
+                self.1 = true;
+            }
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_pause_anywhere_judges_the_same_lines() {
+        let text = b"urn:ab:c\nurn:a:b\nURN:ISBN:0451450523\nurn:ab:cd";
+        let judge = judge(CheckFormat::Text);
+        let want = one_by_one(text, &judge);
+        for first in 0..=text.len() {
+            for second in first..=text.len() {
+                for block in [4, 1000] {
+                    // An empty piece would read as the end.
+                    let mut pieces = vec![&text[..first], &text[first..second], &text[second..]];
+                    pieces.retain(|piece| !piece.is_empty());
+                    let mut out = Vec::new();
+                    judge_lines(Pausing(pieces, false), &mut out, &judge, block).unwrap();
+                    assert!(out == want, "pauses at {first} and {second}, blocks of {block}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! given standard input.
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 
 /// Runs `cmd` with `stdin` fed from a thread (so a large input cannot
 /// deadlock against a full stdout pipe) and collects its output.
@@ -18,4 +19,21 @@ pub fn run_fed(mut cmd: Command, stdin: &[u8]) -> Output {
     let out = child.wait_with_output().expect("wait for urnscan");
     writer.join().expect("stdin writer");
     out
+}
+
+/// urnscan running with `args`, its stdin a pipe of ours, and its stdout
+/// lines as they come (a thread reads them into the channel).
+#[allow(dead_code)] // not every test file runs a live pipe
+pub fn piped(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run urnscan");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
+    (child, lines)
 }
