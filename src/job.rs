@@ -1244,6 +1244,23 @@ impl<'a> Emitting<'a> {
         Location { offset, line }
     }
 
+    /// The newlines before byte `offset` of the input, counted from where
+    /// the count stands, as [`Emitting::locate`] does (0 without counts).
+    fn newlines_before(&mut self, hay: &[u8], base: u64, offset: u64) -> u64 {
+        match &mut self.lines {
+            Lines::Counted(count) => count.move_to(hay, base, offset),
+            _ => 0,
+        }
+    }
+
+    /// Takes `newlines` as the count before byte `offset`, counted by the
+    /// caller.
+    fn counted_to(&mut self, offset: u64, newlines: u64) {
+        if let Lines::Counted(count) = &mut self.lines {
+            *count = LineCount { at: offset, newlines };
+        }
+    }
+
     /// Counts the lines up to the end of `hay` (a stream's block, before
     /// the bytes before its end are dropped).
     fn count_to_end(&mut self, hay: &[u8], base: u64) {
@@ -1336,6 +1353,28 @@ fn format_chunks_with_lines(
             format_events(with, hay, &events[range], parts, kept, Some(given))
         })
         .collect()
+}
+
+/// The text of each chunk of a stream's block (`buf`, whose `events` its
+/// chunks' `notes` and newline counts cover, in order), with line numbers:
+/// the newlines before its first event are counted from where `input`'s
+/// count stands, the gaps between chunks and after the last event here,
+/// and the count is left at the block's end.
+fn format_block_with_lines(
+    with: Formatting<'_>,
+    input: &mut Emitting<'_>,
+    buf: &[u8],
+    events: &[Event],
+    notes: &[ChunkNotes],
+    chunks: Vec<Vec<u64>>,
+) -> Vec<Formatted> {
+    let base = with.origin.base;
+    let first = events.first().map_or(buf.len(), Event::offset);
+    let before_span = input.newlines_before(buf, base, base + first as u64);
+    let sizes: Vec<usize> = chunks.iter().map(Vec::len).collect();
+    let lines = SpanLines::join(buf, first..buf.len(), events, chunks.into_iter());
+    input.counted_to(base + buf.len() as u64, before_span + lines.total);
+    format_chunks_with_lines(with, buf, events, notes, &sizes, LinesGiven { before_span, before: &lines.before })
 }
 
 /// Hands chunks' formatted text to the sink, in order, and their buffers
@@ -1544,7 +1583,12 @@ fn scan_stream(
     let mut reported = 0u64;
     let mut probe = Probe::default();
     let mut reader = StopAtError::new(reader);
-    let mut on_block = |buf: &[u8], base: u64, events: &[Event], notes: Notes<'_>, text: Option<Vec<Formatted>>| {
+    let mut on_block = |buf: &[u8],
+                        base: u64,
+                        events: &[Event],
+                        notes: Notes<'_>,
+                        text: Option<Vec<Formatted>>,
+                        input: &mut Emitting<'_>| {
         probe.test(buf, base);
         totals.count(events, notes.kept);
         let read = base + buf.len() as u64;
@@ -1552,7 +1596,7 @@ fn scan_stream(
         reported = read;
         let emitted = match text {
             Some(text) => write_formatted(text, sink, target.texts),
-            None if opts.events => emit(opts, &mut input, buf, base, events, notes, sink),
+            None if opts.events => emit(opts, input, buf, base, events, notes, sink),
             None => Ok(()),
         };
         // The next block keeps only bytes from before this one's end.
@@ -1577,18 +1621,42 @@ fn scan_stream(
     let nids = opts.nids.as_ref();
     let block = opts.stream_block;
     let grammar = scanner.options().grammar;
+    let origin = |base| Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
     let result = match target.formatter {
-        // A stream's lines are counted on this thread, as its events reach
-        // the sink: not with a formatter.
         Some(formatter) if opts.events && !opts.keys && !opts.line_numbers => {
             let per_chunk = |buf: &[u8], base: u64, events: &[Event], parts: &[Parts]| {
                 let kept = kept_flags(buf, events, nids);
-                let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
-                (format_events(Formatting { target, formatter, origin }, buf, events, parts, &kept, None), kept)
+                (
+                    format_events(
+                        Formatting { target, formatter, origin: origin(base) },
+                        buf,
+                        events,
+                        parts,
+                        &kept,
+                        None,
+                    ),
+                    kept,
+                )
             };
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
                 let (text, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();
-                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, Some(text))
+                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, Some(text), &mut input)
+            })
+        }
+        // With line numbers, each chunk's task also counts the newlines
+        // between its events, and the chunks are formatted in a second
+        // parallel pass once this thread has joined the counts (as for
+        // files: `scan_keyed`).
+        Some(formatter) if opts.events && !opts.keys => {
+            let per_chunk = |buf: &[u8], _: u64, events: &[Event], parts: &[Parts]| {
+                ((parts.to_vec(), kept_flags(buf, events, nids)), newlines_from_first(buf, events))
+            };
+            scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
+                let (notes, chunks): (Vec<ChunkNotes>, Vec<_>) = results.into_iter().unzip();
+                let with = Formatting { target, formatter, origin: origin(base) };
+                let text = format_block_with_lines(with, &mut input, buf, events, &notes, chunks);
+                let kept: Vec<_> = notes.into_iter().map(|(_, kept)| kept).collect();
+                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, Some(text), &mut input)
             })
         }
         _ if opts.events && !opts.keys => {
@@ -1596,13 +1664,13 @@ fn scan_stream(
                 |buf: &[u8], _: u64, events: &[Event], parts: &[Parts]| (parts.to_vec(), kept_flags(buf, events, nids));
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
                 let (parts, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();
-                on_block(buf, base, events, Notes { parts: &parts, kept: &kept }, None)
+                on_block(buf, base, events, Notes { parts: &parts, kept: &kept }, None, &mut input)
             })
         }
         _ => {
             let per_chunk = |buf: &[u8], _: u64, events: &[Event], _: &[()]| kept_flags(buf, events, nids);
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, kept| {
-                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, None)
+                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, None, &mut input)
             })
         }
     };
@@ -2283,6 +2351,12 @@ mod tests {
                 let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
                 let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default() };
                 scan_stream(&scanner, &opts, target, reader, &mut streamed, &mut Outcome::default()).unwrap();
+                // And streamed with the formatter: on the scanning threads.
+                let mut streamed_formatted = Located::formatting();
+                let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
+                let formatter = LocationLines;
+                let target = Target { formatter: Some(&formatter), ..target };
+                scan_stream(&scanner, &opts, target, reader, &mut streamed_formatted, &mut Outcome::default()).unwrap();
                 let want: Vec<(u64, Option<u64>)> = without.0.iter().map(|&(offset, line)| {
                     assert_eq!(line, None);
                     (offset, Some(1 + hay.as_bytes()[..offset as usize].iter().filter(|&&b| b == b'\n').count() as u64))
@@ -2290,6 +2364,7 @@ mod tests {
                 prop_assert_eq!(&whole.0, &want, "{:?}", mmap);
                 prop_assert_eq!(&formatted.0, &want, "formatted, {:?}", mmap);
                 prop_assert_eq!(&streamed.0, &want, "streamed, {:?}", mmap);
+                prop_assert_eq!(&streamed_formatted.0, &want, "streamed and formatted, {:?}", mmap);
             }
         }
 
