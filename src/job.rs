@@ -21,10 +21,10 @@
 //! and from what the validation already found: the scanner keeps the key
 //! shape of every URN beside its event (where the NID and the assigned
 //! name end, which fix-ups the key needs; see [`crate::scan`]), so the
-//! bytes are not searched again (`walked_key_batch`). Streamed blocks, and
-//! callers of [`key_batch`] with events alone, find the shape in the bytes
-//! (`key::key_shape`: the same answer, from one pass over a URN of up to
-//! 64 bytes, `memchr` searches over longer ones).
+//! bytes are not searched again (`walked_key_batch`); a stream's blocks
+//! likewise. Callers of [`key_batch`] with events alone find the shape in
+//! the bytes (`key::key_shape`: the same answer, from one pass over a URN
+//! of up to 64 bytes, `memchr` searches over longer ones).
 //! Either way a mapped file's new keys are checked against its bytes again
 //! before they are kept, since the bytes may have changed since the scan.
 //!
@@ -89,7 +89,6 @@
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
 //! when their turn comes (see `is_regular_file`).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::ops::{ControlFlow, Range};
@@ -775,17 +774,6 @@ fn kept_flags(hay: &[u8], events: &[Event], nids: Option<&NidFilter>) -> Vec<boo
         None => Vec::new(),
         Some(filter) => urn_bytes(hay, events).map(|(_, raw)| filter.accepts(raw)).collect(),
     }
-}
-
-/// `events` without the URN events whose flag in `kept` (per chunk, see
-/// [`Spanned::kept`]) is false.
-fn kept_events<'e>(events: &'e [Event], kept: &[Vec<bool>]) -> Cow<'e, [Event]> {
-    if kept.iter().flatten().all(|&k| k) {
-        return Cow::Borrowed(events);
-    }
-    let mut flags = kept.iter().flatten();
-    let keep = |e: &&Event| !matches!(e, Event::Urn { .. }) || *flags.next().unwrap_or(&true);
-    Cow::Owned(events.iter().filter(keep).copied().collect())
 }
 
 /// Phase 1 over a whole buffer: `hay` scanned a window of `window` bytes at
@@ -1601,12 +1589,6 @@ fn scan_stream(
         };
         // The next block keeps only bytes from before this one's end.
         input.count_to_end(buf, base);
-        let kept = notes.kept;
-        if opts.keys {
-            let grammar = scanner.options().grammar;
-            let origin = Origin { file: file.index, base, grammar, mapped: false, ns_rules: opts.ns_rules };
-            add_keys(&mut outcome.table, buf, &kept_events(events, kept), origin);
-        }
         match emitted.and_then(|()| sink.input_progress(file, &totals)) {
             Ok(flow) => flow.is_continue(),
             Err(e) => {
@@ -1665,6 +1647,22 @@ fn scan_stream(
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
                 let (parts, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();
                 on_block(buf, base, events, Notes { parts: &parts, kept: &kept }, None, &mut input)
+            })
+        }
+        // Each chunk's task makes its key batch from the shapes its walk
+        // found, while the bytes are in cache, as for files (`scan_keyed`);
+        // the batches enter the table before the sink hears of the block
+        // (so a sink that stops the input keeps the keys of what it saw).
+        _ if opts.keys => {
+            let per_chunk = |buf: &[u8], base: u64, events: &[Event], shapes: &[KeyShape]| {
+                let kept = kept_flags(buf, events, nids);
+                (walked_key_batch(buf, events, shapes, origin(base), &kept), kept)
+            };
+            let table = &mut outcome.table;
+            scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
+                let (batches, kept): (Vec<KeyBatch>, Vec<_>) = results.into_iter().unzip();
+                absorb(table, &batches, buf);
+                on_block(buf, base, events, Notes { parts: &[], kept: &kept }, None, &mut input)
             })
         }
         _ => {
