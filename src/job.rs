@@ -658,10 +658,10 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
 }
 
 /// A stream, whose first bytes say whether it is binary. Standard input
-/// (a pipe or a terminal: a redirected file is mapped) is read
-/// [live](source::Live), and unless binary inputs are skipped its first
-/// bytes are tested as they come ([`Processed::Live`]): a writer that
-/// pauses (`tail -f`) may take minutes to write what the test needs.
+/// is read [live](source::Live) when it is a pipe or a terminal, and
+/// unless binary inputs are skipped its first bytes are tested as they
+/// come ([`Processed::Live`]): a writer that pauses (`tail -f`) may take
+/// minutes to write what the test needs.
 fn stream_input(opts: &JobOptions, input: &Input, reader: Box<dyn Read + Send>) -> Processed {
     if matches!(input, Input::Stdin) && opts.binary == BinaryPolicy::Scan {
         return Processed::Live(source::live_stdin(reader));
@@ -1608,17 +1608,8 @@ fn scan_stream(
         Some(formatter) if opts.events && !opts.keys && !opts.line_numbers => {
             let per_chunk = |buf: &[u8], base: u64, events: &[Event], parts: &[Parts]| {
                 let kept = kept_flags(buf, events, nids);
-                (
-                    format_events(
-                        Formatting { target, formatter, origin: origin(base) },
-                        buf,
-                        events,
-                        parts,
-                        &kept,
-                        None,
-                    ),
-                    kept,
-                )
+                let with = Formatting { target, formatter, origin: origin(base) };
+                (format_events(with, buf, events, parts, &kept, None), kept)
             };
             scanner.scan_reader_noted(&mut reader, block, per_chunk, |buf, base, events, results| {
                 let (text, kept): (Vec<_>, Vec<_>) = results.into_iter().unzip();

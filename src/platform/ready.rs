@@ -29,14 +29,9 @@ pub fn readable_within(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
     match ready {
         0 => false,
         n if n > 0 => true,
-        _ => io_error_is_not_a_signal(),
+        // A signal: the caller scans what it has and reads again.
+        _ => std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted,
     }
-}
-
-/// After a failed `poll`: false for a signal (the caller scans what it has
-/// and reads again), true for anything else (the read reports it).
-fn io_error_is_not_a_signal() -> bool {
-    std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
 }
 
 #[cfg(test)]
