@@ -12,9 +12,10 @@
 //! Files larger than a window and streams (stdin, pipes) are scanned on the
 //! calling thread a window or block at a time, each still in parallel
 //! chunks, with the same two key phases per window. A stream's block is
-//! 16 MiB, or what a pipe on stdin brought before its writer paused
-//! ([`source::Live`]): `tail -f log | urnscan scan` shows each line's
-//! URNs as the line comes, not when 16 MiB of log have gathered.
+//! 16 MiB, or what a pipe brought before its writer paused
+//! ([`source::Live`]; stdin or a FIFO given by path): `tail -f log |
+//! urnscan scan` and `urnscan scan <(tail -f log)` show each line's URNs
+//! as the line comes, not when 16 MiB of log have gathered.
 //!
 //! For files, whole or a window at a time, each chunk's [`KeyBatch`] is
 //! made by the task that scanned the chunk, right after it (`scan_keyed`),
@@ -87,7 +88,7 @@
 //!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
-//! when their turn comes (see `is_regular_file`).
+//! when their turn comes (see `process`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -488,11 +489,13 @@ enum Processed {
     /// Larger than a window: scanned window by window when consumed.
     Large(Whole),
     Stream(Box<dyn Read + Send>),
-    /// A stream scanned before it is known to be binary or not (see
-    /// `stream_input`): tested as its first bytes are read.
+    /// A pipe (stdin or a path: a FIFO, a terminal, a device) read
+    /// [live](source::Live), scanned before it is known to be binary or
+    /// not: tested as its first bytes are read (a writer that pauses,
+    /// `tail -f`, may take minutes to write what the test needs).
     Live(Box<dyn Read + Send>),
-    /// Stdin, a pipe or a device: read when its turn comes.
-    Unread(Box<dyn Read + Send>),
+    /// Stdin or a pipe: read when its turn comes.
+    Unread(Contents),
     /// A binary input (then what was done with it).
     Binary(Box<Processed>),
     /// Not scanned (a binary input under `--binary skip`).
@@ -602,19 +605,12 @@ fn process(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Res
     };
     match source::open(input, opts.mmap) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
-        Ok(Contents::Stream(reader)) if !is_regular_file(input) => Processed::Unread(reader),
+        // Opened in the batch but read only when its turn comes: reading
+        // it here could wait on a writer that itself waits for a later
+        // input to be opened, and stdin may be given twice.
+        Ok(contents @ Contents::Pipe(_)) => Processed::Unread(contents),
+        Ok(Contents::Stream(reader)) if matches!(input, Input::Stdin) => Processed::Unread(Contents::Stream(reader)),
         Ok(contents) => opened(scanner, opts, target, input, contents),
-    }
-}
-
-/// Stdin, pipes, FIFOs and devices are opened in the batch but read only
-/// when their turn comes: reading them there could wait on a writer that
-/// itself waits for a later input to be opened, and stdin may be given
-/// twice.
-fn is_regular_file(input: &Input) -> bool {
-    match input {
-        Input::Stdin => false,
-        Input::File(path) => std::fs::metadata(path).is_ok_and(|m| m.is_file()),
     }
 }
 
@@ -624,8 +620,13 @@ fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Inpu
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
         Ok(opened) => match (opened.contents, opened.codec) {
             (Contents::Whole(whole), _) => whole_input(scanner, opts, target, whole),
-            (Contents::Stream(reader), None) => stream_input(opts, input, reader),
+            (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
+                Processed::Live(pipe.live(source::LIVE_DELAY))
+            }
+            (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
+            (Contents::Stream(reader), None) => stream_input(opts, reader),
             (Contents::Stream(reader), Some(_)) => decoded_input(scanner, opts, target, input, reader),
+            (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
         },
     }
 }
@@ -657,15 +658,10 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
     )
 }
 
-/// A stream, whose first bytes say whether it is binary. Standard input
-/// is read [live](source::Live) when it is a pipe or a terminal, and
-/// unless binary inputs are skipped its first bytes are tested as they
-/// come ([`Processed::Live`]): a writer that pauses (`tail -f`) may take
-/// minutes to write what the test needs.
-fn stream_input(opts: &JobOptions, input: &Input, reader: Box<dyn Read + Send>) -> Processed {
-    if matches!(input, Input::Stdin) && opts.binary == BinaryPolicy::Scan {
-        return Processed::Live(source::live_stdin(reader));
-    }
+/// A stream, whose first bytes say whether it is binary. (A pipe is read
+/// [live](source::Live) and tested as its first bytes come, unless binary
+/// inputs are skipped: see [`Processed::Live`].)
+fn stream_input(opts: &JobOptions, reader: Box<dyn Read + Send>) -> Processed {
     let peeked = source::peek(reader, source::BINARY_PROBE);
     let binary = source::is_binary(&peeked.head);
     binary_if(binary, if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) })
@@ -1027,9 +1023,9 @@ impl Consumer<'_> {
                 self.outcome.totals.binary += u64::from(probe.binary);
                 Ok(())
             }
-            Processed::Unread(reader) => {
+            Processed::Unread(contents) => {
                 let Ok(unread) = input else { return Ok(()) };
-                let opened = opened(scanner, opts, target, unread, Contents::Stream(reader));
+                let opened = opened(scanner, opts, target, unread, contents);
                 self.consume(index, input, opened)
             }
             Processed::Binary(inner) => {

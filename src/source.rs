@@ -14,7 +14,10 @@
 //! `MmapPolicy::Never`) is streamed in blocks. Stdin counts as the file it
 //! is redirected from (`urnscan scan < FILE`), when it is one: streamed,
 //! 1 GiB of text took `scan -c` 243 ms, mapped 62, as the file by name
-//! (2026-11-28, 2-vCPU KVM guest, `benches/ab.sh`, 5 rounds).
+//! (2026-11-28, 2-vCPU KVM guest, `benches/ab.sh`, 5 rounds). Pipes,
+//! FIFOs, terminals and devices, given by path or as stdin, come as
+//! [`Contents::Pipe`]: a stream that a caller printing as it goes reads
+//! [live](Live) (`urnscan scan <(tail -f log)`), and others as any stream.
 //!
 //! With [`OpenOptions::decompress`], an input that starts with a gzip or
 //! zstd magic is opened as a stream of its decoded bytes
@@ -297,6 +300,52 @@ pub enum Contents {
     Whole(Whole),
     /// A reader to stream in blocks.
     Stream(Box<dyn Read + Send>),
+    /// A stream whose bytes come as something writes them: a pipe, FIFO,
+    /// terminal, socket or device, given by path or as stdin. Read it as
+    /// any stream ([`Pipe::into_reader`]), or [live](Live) ([`Pipe::live`]).
+    Pipe(Pipe),
+}
+
+/// The reader of a pipe, FIFO, terminal, socket or device, and (on Unix)
+/// the descriptor it reads from, which a [`Live`] stream polls for its
+/// writer's pauses.
+pub struct Pipe {
+    reader: Box<dyn Read + Send>,
+    #[cfg(unix)]
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Pipe {
+    /// `file`, a descriptor that is not a regular file's. A pipe (a FIFO)
+    /// is grown as the binary grows its stdin ([`crate::platform::pipe`]):
+    /// blocks of megabytes are read from it.
+    fn of_file(file: File) -> io::Result<Pipe> {
+        crate::platform::pipe::widen(&file);
+        #[cfg(unix)]
+        let fd = file.try_clone()?.into();
+        Ok(Pipe {
+            reader: Box::new(file),
+            #[cfg(unix)]
+            fd,
+        })
+    }
+
+    /// The reader as a plain stream: reads wait as long as the writer does.
+    pub fn into_reader(self) -> Box<dyn Read + Send> {
+        self.reader
+    }
+
+    /// The reader as a [`Live`] stream with the delay `delay` (on Unix;
+    /// elsewhere as it is).
+    pub fn live(self, delay: Duration) -> Box<dyn Read + Send> {
+        #[cfg(unix)]
+        return Box::new(Live::new(self.reader, self.fd, delay));
+        #[cfg(not(unix))]
+        {
+            let _ = delay;
+            self.reader
+        }
+    }
 }
 
 /// A whole file in memory or mapped.
@@ -408,6 +457,18 @@ pub fn decoded(contents: Contents, decompress: bool) -> io::Result<Opened> {
             match Codec::sniff(&peeked.head) {
                 Some(codec) => (codec, peeked.into_reader()),
                 None => return Ok(Opened { contents: Contents::Stream(peeked.into_reader()), codec: None }),
+            }
+        }
+        // An archive written into a pipe is decoded as a plain stream; text
+        // stays a pipe, which can still be read live.
+        Contents::Pipe(mut pipe) => {
+            let peeked = peek(std::mem::replace(&mut pipe.reader, Box::new(io::empty())), MAGIC_LEN);
+            match Codec::sniff(&peeked.head) {
+                Some(codec) => (codec, peeked.into_reader()),
+                None => {
+                    pipe.reader = peeked.into_reader();
+                    return Ok(Opened { contents: Contents::Pipe(pipe), codec: None });
+                }
             }
         }
     };
@@ -616,7 +677,7 @@ pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
         return Err(io::Error::other("is a directory"));
     }
     if !meta.is_file() {
-        return Ok(Contents::Stream(Box::new(file)));
+        return Ok(Contents::Pipe(Pipe::of_file(file)?));
     }
     if maps(policy, meta.len()) {
         if let Ok(mapping) = Mapping::map(&file) {
@@ -644,9 +705,24 @@ fn maps(policy: MmapPolicy, len: u64) -> bool {
 /// maps and its offset stands at the start (where a stream of it would
 /// begin, so offsets are the same either way); streamed otherwise.
 fn open_stdin(policy: MmapPolicy) -> Contents {
-    match stdin_file().and_then(|file| map_redirected(file, policy)) {
+    let Some(file) = stdin_file() else { return Contents::Stream(Box::new(io::stdin())) };
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return Contents::Pipe(stdin_pipe(file));
+    }
+    match map_redirected(file, policy) {
         Some(mapping) => Contents::Whole(Whole::Mapped(mapping)),
         None => Contents::Stream(Box::new(io::stdin())),
+    }
+}
+
+/// Stdin's reader as a [`Pipe`] whose descriptor is `dup`, a duplicate of
+/// stdin's.
+#[cfg_attr(not(unix), allow(unused_variables))]
+fn stdin_pipe(dup: File) -> Pipe {
+    Pipe {
+        reader: Box::new(io::stdin()),
+        #[cfg(unix)]
+        fd: dup.into(),
     }
 }
 
@@ -746,6 +822,39 @@ mod tests {
         assert_eq!(all, b"abc");
         assert_eq!(reader.finish().unwrap_err().to_string(), "boom");
         assert!(reader.finish().is_ok());
+    }
+
+    /// A pipe looked into for `-z` stays a pipe when it holds text (so it
+    /// can still be read live) and becomes a decoded stream when it holds
+    /// an archive; either way every byte comes back, the looked-at ones
+    /// first. A regular file is never a pipe.
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_stays_a_pipe_unless_it_holds_an_archive() {
+        use std::io::Write;
+        use std::time::Duration;
+
+        let text = b"see urn:ab:c\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text).unwrap();
+        for (written, archive) in [(text.to_vec(), false), (gz.finish().unwrap(), true)] {
+            let (read, mut write) = crate::platform::test_pipe();
+            write.write_all(&written).unwrap();
+            drop(write);
+            let opened = decoded(Contents::Pipe(Pipe::of_file(read).unwrap()), true).unwrap();
+            assert_eq!(opened.codec.is_some(), archive);
+            let mut reader = match opened.contents {
+                Contents::Pipe(pipe) if !archive => pipe.live(Duration::from_millis(50)),
+                Contents::Stream(reader) if archive => reader,
+                _ => panic!("archive {archive}: not what it should be"),
+            };
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all).unwrap();
+            assert_eq!(all, text, "archive {archive}");
+        }
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        assert!(matches!(open(&Input::File(file.path().into()), MmapPolicy::Auto), Ok(Contents::Whole(_))));
     }
 
     /// A live stream's reads: bytes as they come; with bytes in hand and

@@ -742,6 +742,40 @@ fn a_pipe_is_scanned_as_it_is_written() {
     assert_eq!(paused, whole);
 }
 
+/// A FIFO given by path (`urnscan scan <(tail -f app.log)`, a named pipe)
+/// is read as it is written too, beside a file: its URN is printed while
+/// its writer keeps it open, and the file after it is scanned once it ends.
+#[cfg(unix)]
+#[test]
+fn a_fifo_given_by_path_is_scanned_as_it_is_written() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let after = written(dir.path(), "after.txt", "urn:ab:z\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["scan", "-IN", fifo.to_str().unwrap(), &after])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = common::lines_of(child.stdout.take().unwrap());
+    let next = || lines.recv_timeout(Duration::from_secs(20)).ok();
+    // Opening blocks until urnscan has opened the FIFO for reading.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writer.write_all(b"see urn:ab:c\n").unwrap();
+    assert_eq!(next().as_deref(), Some("urn:ab:c"), "printed before the FIFO closes");
+    writer.write_all(b"and urn:ab:d\n").unwrap();
+    assert_eq!(next().as_deref(), Some("urn:ab:d"));
+    drop(writer);
+    assert_eq!(next().as_deref(), Some("urn:ab:z"));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
 #[test]
 fn quiet_list_and_max_count_end_without_waiting_for_the_end_of_a_stream() {
     assert_eq!(run_on_an_open_stream(&["scan", "-q", "-"]), (Some(0), String::new()));

@@ -249,7 +249,9 @@ fn load(args: &BenchArgs) -> Result<(String, Whole)> {
     let name = path.display().to_string();
     match source::open(&Input::File(path.clone()), MmapPolicy::Always).with_context(|| format!("cannot open {name}"))? {
         Contents::Whole(whole) => Ok((name, whole)),
-        Contents::Stream(_) => bail!("{name} is not a regular file: bench measures files it can map"),
+        Contents::Stream(_) | Contents::Pipe(_) => {
+            bail!("{name} is not a regular file: bench measures files it can map")
+        }
     }
 }
 
@@ -282,7 +284,7 @@ fn floor(hay: &[u8]) -> u8 {
 fn mapped_floor(path: &Path) -> Result<(usize, u8)> {
     match source::open(&Input::File(path.to_path_buf()), MmapPolicy::Always)? {
         Contents::Whole(whole) => Ok((whole.as_bytes().len(), floor(whole.as_bytes()))),
-        Contents::Stream(_) => bail!("{} cannot be mapped", path.display()),
+        Contents::Stream(_) | Contents::Pipe(_) => bail!("{} cannot be mapped", path.display()),
     }
 }
 

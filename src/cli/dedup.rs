@@ -154,32 +154,36 @@ fn feed(
         Err(e) => return Ok(Err(e)),
     };
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
-    let mut read_error = Ok(());
-    let fed = match opened.contents {
+    let reader = match opened.contents {
         Contents::Whole(whole) if binary.skips(whole.as_bytes()) => return Ok(Ok(())),
-        Contents::Whole(whole) => match dedup.add_whole(&whole, file, &mut sink) {
-            Ok(_) if whole.changed_during_use() => {
-                return Ok(Err(io::Error::other(
-                    "the file shrank while it was being read; results for it are incomplete",
-                )))
+        Contents::Whole(whole) => {
+            let fed = dedup.add_whole(&whole, file, &mut sink);
+            if fed.is_ok() && whole.changed_during_use() {
+                let shrank = "the file shrank while it was being read; results for it are incomplete";
+                return Ok(Err(io::Error::other(shrank)));
             }
-            other => other,
-        },
-        Contents::Stream(reader) => {
-            let peeked = source::peek(reader, source::BINARY_PROBE);
-            if binary.skips(&peeked.head) {
-                return Ok(Ok(()));
-            }
-            let reader = match opened.codec {
-                Some(_) => decompress::read_ahead(peeked),
-                None => peeked.into_reader(),
-            };
-            let mut reader = StopAtError::new(reader);
-            let fed = dedup.add_reader(&mut reader, file, &mut sink);
-            read_error = reader.finish();
-            fed
+            return settled(fed, Ok(()));
         }
+        Contents::Stream(reader) => reader,
+        // Nothing is printed before the end: a pipe is read as any stream.
+        Contents::Pipe(pipe) => pipe.into_reader(),
     };
+    let peeked = source::peek(reader, source::BINARY_PROBE);
+    if binary.skips(&peeked.head) {
+        return Ok(Ok(()));
+    }
+    let reader = match opened.codec {
+        Some(_) => decompress::read_ahead(peeked),
+        None => peeked.into_reader(),
+    };
+    let mut reader = StopAtError::new(reader);
+    let fed = dedup.add_reader(&mut reader, file, &mut sink);
+    settled(fed, reader.finish())
+}
+
+/// What feeding an input came to: the run's error (rejects or spill files
+/// that cannot be written), or the input's read error, if any.
+fn settled<T>(fed: Result<T, FeedError>, read_error: io::Result<()>) -> Result<io::Result<()>> {
     match fed {
         Ok(_) => Ok(read_error),
         Err(FeedError::Read(e)) => Ok(Err(e)),

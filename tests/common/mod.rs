@@ -25,15 +25,23 @@ pub fn run_fed(mut cmd: Command, stdin: &[u8]) -> Output {
 /// lines as they come (a thread reads them into the channel).
 #[allow(dead_code)] // not every test file runs a live pipe
 pub fn piped(args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("run urnscan");
-    let stdout = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
+    let lines = lines_of(child.stdout.take().expect("piped stdout"));
     (child, lines)
+}
+
+/// The lines of `stdout` as they come (a thread reads them into the
+/// channel).
+#[allow(dead_code)] // not every test file runs a live pipe
+pub fn lines_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, lines) = mpsc::channel();
+    let stdout = std::io::BufReader::new(stdout);
+    std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
+    lines
 }
