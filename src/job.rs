@@ -108,7 +108,7 @@ use crate::key::{key_shape, Fixes, KeyShape};
 use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
 use crate::scan::{resume_point, Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
-use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, StopAtError, WalkOptions, Whole};
+use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
 use crate::urn::{Parts, Urn};
 
 /// What a run does.
@@ -684,6 +684,10 @@ fn decoded_input(
         return binary_if(binary, rest);
     }
     let error = peeked.error.take();
+    if error.is_some() {
+        // The bytes after the last one no URN holds may be a URN cut short.
+        peeked.head.truncate(crate::scan::judged_end(&peeked.head, 0));
+    }
     let whole = whole_input(scanner, opts, target, Whole::Owned(peeked.head));
     match error {
         Some(error) => Processed::Partial(Box::new(whole), InputError { path: input.display(), error }),
@@ -1550,13 +1554,14 @@ fn scan_large(
 /// Scans a stream in blocks on the calling thread (each block in parallel
 /// chunks), feeding the sink as it goes so memory stays bounded. A read
 /// error ends the stream where it happens: what came before is scanned
-/// (the URNs before a corrupt part of an archive), then it is reported.
+/// (the URNs before a corrupt part of an archive, but not one cut short
+/// by it: see [`Scanner::scan_reader`]), then it is reported.
 /// Returns the binary test of the bytes it read (see [`Probe`]).
 fn scan_stream(
     scanner: &Scanner,
     opts: &JobOptions,
     target: Target<'_>,
-    reader: Box<dyn Read + Send>,
+    mut reader: Box<dyn Read + Send>,
     sink: &mut dyn Sink,
     outcome: &mut Outcome,
 ) -> io::Result<Probe> {
@@ -1566,7 +1571,6 @@ fn scan_stream(
     let mut sink_error = None;
     let mut reported = 0u64;
     let mut probe = Probe::default();
-    let mut reader = StopAtError::new(reader);
     let mut on_block = |buf: &[u8],
                         base: u64,
                         events: &[Event],
@@ -1662,11 +1666,13 @@ fn scan_stream(
     if let Some(e) = sink_error {
         return Err(e);
     }
-    let result = result.map(|bytes| {
-        advance(opts, bytes.saturating_sub(reported));
-        totals.bytes = bytes;
-    });
-    let ended = result.and_then(|()| reader.finish());
+    // A read error ends the stream: what came before it was scanned.
+    let (bytes, ended) = match result {
+        Ok(bytes) => (bytes, Ok(())),
+        Err(error) => (reported, Err(error)),
+    };
+    advance(opts, bytes.saturating_sub(reported));
+    totals.bytes = bytes;
     outcome.totals.add(&totals);
     sink.input_done(file, &totals)?;
     if let Err(error) = ended {

@@ -751,7 +751,9 @@ impl LineDedup {
     }
 
     /// Feeds input `file` from a stream, block by block; returns its number
-    /// of lines. On a read error the lines before it stay counted.
+    /// of lines. A read error ends the stream where it happens: the whole
+    /// lines before it are fed (they stay counted), the line it cut short
+    /// is not (it may be a URN cut short), and the error is returned.
     pub fn add_reader(
         &mut self,
         reader: &mut dyn Read,
@@ -764,7 +766,10 @@ impl LineDedup {
         let mut eof = false;
         loop {
             if !eof && buf.len() < block {
-                eof = fill(reader, &mut buf, block).map_err(FeedError::Read)?;
+                eof = match fill(reader, &mut buf, block) {
+                    Ok(eof) => eof,
+                    Err(e) => return self.cut_short(&buf, file, next_line, on_reject, e),
+                };
             }
             if eof {
                 if !buf.is_empty() {
@@ -777,9 +782,30 @@ impl LineDedup {
                     next_line += self.feed_block(&buf[..=nl], file, next_line, on_reject)?;
                     buf.drain(..=nl);
                 }
-                None => eof = condense_long_line(reader, &mut buf).map_err(FeedError::Read)?,
+                None => {
+                    eof = match condense_long_line(reader, &mut buf) {
+                        Ok(eof) => eof,
+                        Err(e) => return Err(FeedError::Read(e)),
+                    }
+                }
             }
         }
+    }
+
+    /// The end of [`LineDedup::add_reader`] at read error `error`: the
+    /// whole lines of `buf` fed, the rest left out.
+    fn cut_short(
+        &mut self,
+        buf: &[u8],
+        file: u32,
+        next_line: u64,
+        on_reject: &mut RejectSink<'_>,
+        error: io::Error,
+    ) -> Result<u64, FeedError> {
+        if let Some(nl) = memchr::memrchr(b'\n', buf) {
+            self.feed_block(&buf[..=nl], file, next_line, on_reject)?;
+        }
+        Err(FeedError::Read(error))
     }
 
     /// Both phases over one block of whole lines; returns its line count.
@@ -1501,6 +1527,11 @@ mod tests {
             }
         }
         let counts = dedup.counts().clone();
+        (classes_of(dedup, order), rejects, counts)
+    }
+
+    /// The classes `dedup` ends with, in `order`.
+    fn classes_of(dedup: LineDedup, order: Order) -> Classes {
         let mut classes = Vec::new();
         dedup
             .finish(order, &mut |e| {
@@ -1513,7 +1544,43 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        (classes, rejects, counts)
+        classes
+    }
+
+    /// A stream that fails (a corrupt archive): the whole lines before the
+    /// failure count as if the input had ended after them, and the line it
+    /// cut short does not (it may be a URN cut short, `urn:isbn:978` of
+    /// `urn:isbn:9780451450523`); the error is returned. Cuts in the first
+    /// block, past it, right after a line break, inside a line longer than
+    /// a block.
+    #[test]
+    fn a_read_error_keeps_the_whole_lines_before_it() {
+        use crate::source::FailsOnce;
+        let mut text: Vec<u8> =
+            (0..20_000).flat_map(|i| format!("urn:ab:{i}\nURN:AB:{}\n", i / 2).into_bytes()).collect();
+        let long = text.len();
+        text.extend_from_slice(b"urn:ab:");
+        text.resize(text.len() + (100 << 10), b'x');
+        text.extend_from_slice(b"\nurn:ab:last\n");
+        let nl = text.iter().position(|&b| b == b'\n').unwrap();
+        for cut in [0, 3, nl, nl + 1, nl + 2, 70_000, 150_001, long, long + 9, long + (80 << 10), text.len() - 3] {
+            let whole = text[..cut].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let expected = run(opts(), &[&text[..whole]], Order::FirstSeen, true);
+            let mut dedup = LineDedup::new(opts());
+            let mut rejects: Rejects = Vec::new();
+            let mut sink = |r: &Reject<'_>| {
+                rejects.push((r.file, r.line, r.error.kind().as_str(), String::from_utf8_lossy(r.text).into_owned()));
+                Ok(())
+            };
+            let mut reader = (&text[..cut]).chain(FailsOnce(Some(io::Error::other("cut"))));
+            match dedup.add_reader(&mut reader, 0, &mut sink) {
+                Err(FeedError::Read(e)) => assert_eq!(e.to_string(), "cut"),
+                other => panic!("cut at {cut}: {:?}", other.map_err(|_| "another error")),
+            }
+            let counts = dedup.counts().clone();
+            let got = (classes_of(dedup, Order::FirstSeen), rejects, counts);
+            assert!(got == expected, "cut at {cut} (whole lines up to {whole})");
+        }
     }
 
     /// A mapped file truncated between the two phases of a block: phase 1

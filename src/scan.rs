@@ -378,7 +378,10 @@ impl Scanner {
     /// the bytes still to come (those before its last byte that no URN
     /// holds) go to `on_block` then, and the reader is read again at once
     /// (a `Live` stream fails so once per pause, then waits for bytes).
-    /// Any other error ends the scan and is returned.
+    /// Any other error ends the stream where it happens, and is returned
+    /// once the candidates that can be judged without the bytes lost have
+    /// gone to `on_block`: the URNs before the damage (a corrupt archive)
+    /// are found, and none cut short by it.
     pub fn scan_reader(
         &self,
         reader: &mut dyn Read,
@@ -413,12 +416,15 @@ impl Scanner {
         let mut base = 0u64; // stream offset of buf[0]
         let mut from = 0usize; // where scanning resumes in buf
         loop {
-            let filled = fill(reader, &mut buf, capacity)?;
-            let eof = filled == Filled::Ended;
+            let (filled, error) = match fill(reader, &mut buf, capacity) {
+                Ok(filled) => (filled, None),
+                Err(e) => (Filled::Cut, Some(e)),
+            };
             let end = match filled {
                 Filled::Ended => buf.len(),
                 Filled::Full => buf.len() - LOOKAHEAD,
                 Filled::Paused => judged_end(&buf, from).max(buf.len().saturating_sub(LOOKAHEAD)),
+                Filled::Cut => judged_end(&buf, from),
             };
             if end > from {
                 let per_chunk = |events: &[Event], notes: &[N]| per_chunk(&buf, base, events, notes);
@@ -428,7 +434,10 @@ impl Scanner {
                 }
                 from = resume_point(&events, end);
             }
-            if eof {
+            if let Some(e) = error {
+                return Err(e);
+            }
+            if filled == Filled::Ended {
                 return Ok(base + buf.len() as u64);
             }
             let keep = from.saturating_sub(3).min(buf.len());
@@ -663,6 +672,9 @@ enum Filled {
     /// The reader failed with [`io::ErrorKind::WouldBlock`]: its writer
     /// paused ([`crate::source::Live`]), and what came is to be scanned.
     Paused,
+    /// The reader failed (a corrupt archive, a device error): the stream
+    /// ends here, and its last bytes may be a URN cut short.
+    Cut,
 }
 
 /// Reads until `buf` holds `want` bytes, the stream ends or pauses.
@@ -687,7 +699,7 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<Fil
 /// holds (`from` if there is none). No URN, and no candidate's extraction,
 /// reaches past such a byte, so whatever follows it cannot change what the
 /// candidates before it yield; the ones after it wait for more bytes.
-fn judged_end(buf: &[u8], from: usize) -> usize {
+pub(crate) fn judged_end(buf: &[u8], from: usize) -> usize {
     buf[from..].iter().rposition(|&b| !in_any_urn(b)).map_or(from, |i| from + i + 1)
 }
 

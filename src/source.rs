@@ -546,48 +546,6 @@ impl Read for FailsOnce {
     }
 }
 
-/// A reader that reports a read error as the end of its data and keeps the
-/// error, so that everything before it is still processed (the URNs before
-/// a corrupt part of an archive are found); [`StopAtError::finish`] gives
-/// the error afterwards. A [`io::ErrorKind::WouldBlock`] (a [`Live`]
-/// stream's pause) is no error: it is passed on, and the data goes on.
-pub struct StopAtError<R> {
-    inner: R,
-    error: Option<io::Error>,
-}
-
-impl<R: Read> StopAtError<R> {
-    /// Wraps `inner`.
-    pub fn new(inner: R) -> Self {
-        StopAtError { inner, error: None }
-    }
-
-    /// The error that ended the data, if one did.
-    pub fn finish(&mut self) -> io::Result<()> {
-        self.error.take().map_or(Ok(()), Err)
-    }
-}
-
-impl<R: Read> Read for StopAtError<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.error.is_some() {
-            return Ok(0);
-        }
-        loop {
-            match self.inner.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // A [`Live`] stream's pause, not an error: passed on.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
-                Err(e) => {
-                    self.error = Some(e);
-                    return Ok(0);
-                }
-                Ok(n) => return Ok(n),
-            }
-        }
-    }
-}
-
 /// How long bytes read from a [`Live`] stream may wait for more before
 /// they are handed to the scan: what the writer of a pipe wrote is scanned
 /// (and printed) within about this long (`tail -f app.log | urnscan scan`).
@@ -816,12 +774,12 @@ mod tests {
         let failing = io::Cursor::new(b"abc".to_vec()).chain(FailsOnce(Some(io::Error::other("boom"))));
         let peeked = peek(Box::new(failing), 10);
         assert!(peeked.is_complete(10));
-        let mut reader = StopAtError::new(peeked.into_reader());
-        let mut all = Vec::new();
-        reader.read_to_end(&mut all).unwrap();
-        assert_eq!(all, b"abc");
-        assert_eq!(reader.finish().unwrap_err().to_string(), "boom");
-        assert!(reader.finish().is_ok());
+        let mut reader = peeked.into_reader();
+        let mut buf = [0u8; 10];
+        assert_eq!(reader.read(&mut buf).unwrap(), 3);
+        assert_eq!(&buf[..3], b"abc");
+        assert_eq!(reader.read(&mut buf).unwrap_err().to_string(), "boom");
+        assert_eq!(reader.read(&mut buf).unwrap(), 0);
     }
 
     /// A pipe looked into for `-z` stays a pipe when it holds text (so it
@@ -859,8 +817,7 @@ mod tests {
 
     /// A live stream's reads: bytes as they come; with bytes in hand and
     /// the writer silent, one `WouldBlock` after the delay; then a read
-    /// that waits as long as the writer does; the end as the end. Through
-    /// `StopAtError` the pause is passed on and is no error.
+    /// that waits as long as the writer does; the end as the end.
     #[cfg(unix)]
     #[test]
     fn a_live_stream_says_once_that_its_writer_paused() {
@@ -869,7 +826,7 @@ mod tests {
 
         let (read, mut write) = crate::platform::test_pipe();
         let delay = Duration::from_millis(50);
-        let mut live = StopAtError::new(Live::new(read.try_clone().unwrap(), read, delay));
+        let mut live = Live::new(read.try_clone().unwrap(), read, delay);
         let mut buf = [0u8; 64];
         write.write_all(b"urn:ab:c\n").unwrap();
         assert_eq!(live.read(&mut buf).unwrap(), 9);
@@ -889,6 +846,5 @@ mod tests {
         drop(writer.join().unwrap());
         // Bytes in hand, then the end: the end, not a pause.
         assert_eq!(live.read(&mut buf).unwrap(), 0);
-        assert!(live.finish().is_ok());
     }
 }

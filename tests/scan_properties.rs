@@ -11,7 +11,9 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use urnscan::extract::extract;
+use urnscan::grammar::class::in_any_urn;
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
+use urnscan::source::FailsOnce;
 use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner, ShardedTable};
 
 fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
@@ -268,6 +270,33 @@ proptest! {
         }).unwrap();
         prop_assert_eq!(bytes as usize, hay.len());
         prop_assert_eq!(handed_over.into_inner(), whole);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// A stream that fails (a corrupt archive, a device error) gives the
+    /// events of the reference over what came before the failure, up to
+    /// its last byte that no URN can hold, and then the error: whatever
+    /// follows that byte may be a URN the failure cut short.
+    #[test]
+    fn a_stream_cut_by_an_error_gives_no_urn_the_error_may_have_cut(
+        hay in text(), opts in options(), block in 1usize..64, at in 0usize..400
+    ) {
+        use std::io::Read;
+        let at = at.min(hay.len());
+        let judged = hay[..at].iter().rposition(|&b| !in_any_urn(b)).map_or(0, |i| i + 1);
+        let expected = reference(&hay[..judged], opts);
+        let scanner = Scanner::new(opts).with_chunk_size(7);
+        let mut reader = (&hay[..at]).chain(FailsOnce(Some(std::io::Error::other("cut"))));
+        let mut handed = Vec::new();
+        let result = scanner.scan_reader(&mut reader, block, |_, base, events| {
+            handed.extend(events.iter().map(|e| shift(e, base as usize)));
+            true
+        });
+        prop_assert_eq!(result.unwrap_err().to_string(), "cut");
+        prop_assert_eq!(handed, expected);
     }
 }
 

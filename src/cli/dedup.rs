@@ -20,9 +20,7 @@ use clap::ValueEnum;
 use urnscan::decompress;
 use urnscan::dedup::Entry;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
-use urnscan::source::{
-    self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, StopAtError, WalkOptions,
-};
+use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, WalkOptions};
 use urnscan::UrnError;
 
 use super::color::{self, Palette};
@@ -162,7 +160,7 @@ fn feed(
                 let shrank = "the file shrank while it was being read; results for it are incomplete";
                 return Ok(Err(io::Error::other(shrank)));
             }
-            return settled(fed, Ok(()));
+            return settled(fed);
         }
         Contents::Stream(reader) => reader,
         // Nothing is printed before the end: a pipe is read as any stream.
@@ -172,20 +170,20 @@ fn feed(
     if binary.skips(&peeked.head) {
         return Ok(Ok(()));
     }
-    let reader = match opened.codec {
+    let mut reader = match opened.codec {
         Some(_) => decompress::read_ahead(peeked),
         None => peeked.into_reader(),
     };
-    let mut reader = StopAtError::new(reader);
-    let fed = dedup.add_reader(&mut reader, file, &mut sink);
-    settled(fed, reader.finish())
+    // A read error (a corrupt archive) is returned after the whole lines
+    // before it were fed.
+    settled(dedup.add_reader(&mut reader, file, &mut sink))
 }
 
 /// What feeding an input came to: the run's error (rejects or spill files
 /// that cannot be written), or the input's read error, if any.
-fn settled<T>(fed: Result<T, FeedError>, read_error: io::Result<()>) -> Result<io::Result<()>> {
+fn settled<T>(fed: Result<T, FeedError>) -> Result<io::Result<()>> {
     match fed {
-        Ok(_) => Ok(read_error),
+        Ok(_) => Ok(Ok(())),
         Err(FeedError::Read(e)) => Ok(Err(e)),
         Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
     }
