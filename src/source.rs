@@ -661,7 +661,8 @@ fn maps(policy: MmapPolicy, len: u64) -> bool {
 
 /// Stdin, mapped when it is redirected from a regular file that `policy`
 /// maps and its offset stands at the start (where a stream of it would
-/// begin, so offsets are the same either way); streamed otherwise.
+/// begin, so offsets are the same either way); a [`Contents::Pipe`] when
+/// it is not a regular file (a pipe, a terminal); streamed otherwise.
 fn open_stdin(policy: MmapPolicy) -> Contents {
     let Some(file) = stdin_file() else { return Contents::Stream(Box::new(io::stdin())) };
     if !file.metadata().is_ok_and(|meta| meta.is_file()) {

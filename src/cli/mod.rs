@@ -232,6 +232,7 @@ Examples:
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
+  tail -f app.log | urnscan scan -IN        each URN as its line is written (pipes are read live)
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
 
 Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read (with -q: 0 once one is found).";
