@@ -610,19 +610,6 @@ impl<R: Read, F: std::os::fd::AsFd> Read for Live<R, F> {
     }
 }
 
-/// `reader`, standard input's bytes, as a [`Live`] stream when standard
-/// input is a pipe, a terminal or a socket (on Unix); as it is when it is
-/// a regular file, which never pauses, or elsewhere.
-pub fn live_stdin(reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
-    let regular = stdin_file().and_then(|file| file.metadata().ok()).is_some_and(|meta| meta.is_file());
-    #[cfg(unix)]
-    if !regular {
-        return Box::new(Live::new(reader, io::stdin(), LIVE_DELAY));
-    }
-    let _ = regular;
-    reader
-}
-
 /// Opens `input` and decides how to read it.
 pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
     let path = match input {

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
+use urnscan::source::{self, Contents, Input, MmapPolicy};
 use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
@@ -32,10 +33,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
     if args.urns.is_empty() || args.urns == ["-"] {
-        // A pipe or terminal is judged as it is written (`source::Live`):
-        // a line typed or logged gets its verdict without waiting for 4 MiB.
-        let stdin = urnscan::source::live_stdin(Box::new(io::stdin()));
-        judge_lines(stdin, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        judge_lines(stdin(), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
     } else {
         let mut text = Vec::new();
         for urn in &args.urns {
@@ -62,6 +60,19 @@ const PIECE_BYTES: usize = 64 << 10;
 /// `WouldBlock` (a live stream whose writer paused) is no error: the whole
 /// lines read so far are judged and their verdicts flushed, and reading
 /// goes on.
+/// Standard input to judge: a pipe or terminal as it is written
+/// (`source::Live`), so that a line typed or logged gets its verdict
+/// without waiting for 4 MiB; a file as any stream.
+fn stdin() -> Box<dyn Read + Send> {
+    match source::open(&Input::Stdin, MmapPolicy::Never) {
+        Ok(Contents::Pipe(pipe)) => pipe.live(source::LIVE_DELAY),
+        Ok(Contents::Stream(reader)) => reader,
+        Ok(Contents::Whole(whole)) => whole.into_reader(),
+        // Opening stdin only looks at it: it is never refused.
+        Err(_) => Box::new(io::stdin()),
+    }
+}
+
 fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: usize) -> Result<()> {
     let mut buf = Vec::new();
     let mut in_order = InOrder::new();
