@@ -782,12 +782,7 @@ impl LineDedup {
                     next_line += self.feed_block(&buf[..=nl], file, next_line, on_reject)?;
                     buf.drain(..=nl);
                 }
-                None => {
-                    eof = match condense_long_line(reader, &mut buf) {
-                        Ok(eof) => eof,
-                        Err(e) => return Err(FeedError::Read(e)),
-                    }
-                }
+                None => eof = condense_long_line(reader, &mut buf).map_err(FeedError::Read)?,
             }
         }
     }
