@@ -551,11 +551,12 @@ impl Read for FailsOnce {
 /// (and printed) within about this long (`tail -f app.log | urnscan scan`).
 pub const LIVE_DELAY: Duration = Duration::from_millis(100);
 
-/// A stream whose writer may pause (standard input as a pipe or a
-/// terminal), read so that the scan never waits on a pause with bytes in
-/// hand: once a read has returned bytes, a later read that would have to
-/// wait past `delay` from them fails with [`io::ErrorKind::WouldBlock`]
-/// instead, once; the read after that waits as long as it takes.
+/// A stream whose writer may pause (a pipe or a terminal, as stdin or
+/// given by path: [`Contents::Pipe`]), read so that the scan never waits
+/// on a pause with bytes in hand: once a read has returned bytes, a later
+/// read that would have to wait past `delay` from them fails with
+/// [`io::ErrorKind::WouldBlock`] instead, once; the read after that waits
+/// as long as it takes.
 /// [`Scanner::scan_reader`](crate::Scanner::scan_reader) takes such a
 /// failure as the place to scan what it holds. A fast stream is not slowed
 /// down: its reads find bytes waiting, and each asks the system first

@@ -1,7 +1,8 @@
 //! Waiting, up to a time limit, for a stream to have bytes to read.
 //!
-//! A pipe or a terminal on standard input may pause for any length of
-//! time (`tail -f app.log | urnscan scan`): a blocking read then waits
+//! A pipe or a terminal, as standard input or given by path, may pause for
+//! any length of time (`tail -f app.log | urnscan scan`, `urnscan scan
+//! <(tail -f app.log)`): a blocking read then waits
 //! with the bytes already read still unscanned. [`crate::source::Live`]
 //! asks here first whether anything comes within the time it has left,
 //! and when nothing does, gives the scan what it holds instead of waiting.
