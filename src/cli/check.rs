@@ -54,12 +54,6 @@ const BLOCK_BYTES: usize = 4 << 20;
 /// buffer ([`line_ranges`] cuts them).
 const PIECE_BYTES: usize = 64 << 10;
 
-/// Judges every line of `input` and writes the results to `out` in input
-/// order. Lines read before a read error are judged and written; a line the
-/// error cut short is not, and the error is returned after them. A
-/// `WouldBlock` (a live stream whose writer paused) is no error: the whole
-/// lines read so far are judged and their verdicts flushed, and reading
-/// goes on.
 /// Standard input to judge: a pipe or terminal as it is written
 /// (`source::Live`), so that a line typed or logged gets its verdict
 /// without waiting for 4 MiB; a file as any stream.
@@ -73,6 +67,12 @@ fn stdin() -> Box<dyn Read + Send> {
     }
 }
 
+/// Judges every line of `input` and writes the results to `out` in input
+/// order. Lines read before a read error are judged and written; a line the
+/// error cut short is not, and the error is returned after them. A
+/// `WouldBlock` (a live stream whose writer paused) is no error: the whole
+/// lines read so far are judged and their verdicts flushed, and reading
+/// goes on.
 fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: usize) -> Result<()> {
     let mut buf = Vec::new();
     let mut in_order = InOrder::new();
