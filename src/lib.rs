@@ -17,10 +17,12 @@
 //! | [`extract`] | where a URN ends in running text (longest valid prefix, apostrophes, trimming) |
 //! | [`scan`] | [`Scanner`]: candidates → [`Event`]s over a buffer, sequential or in parallel chunks |
 //! | [`dedup`] | [`KeyTable`]: distinct keys in an arena, counts, first occurrences; [`ShardedTable`]: the same, filled by all threads at once |
+//! | [`lines`] | datasets of one URN per line (`urnscan dedup`): each line judged whole, rejected lines reported, classes counted in 64 partitions, spilled to disk past a memory limit |
 //! | [`source`] | inputs: walking directories, mapping, reading or streaming files; binary files |
 //! | [`decompress`] | gzip and zstd inputs (`-z`), recognised by magic, decoded ahead on their own threads |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
 //! | [`stats`] | per-NID statistics of a finished key table: occurrences, distinct keys, class |
+//! | [`hashed`] | byte strings that carry their hash, for std's `HashMap` (the per-NID counts) |
 //! | [`ordered`] | output formatted a block at a time on several threads, written in order |
 //! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
 //!

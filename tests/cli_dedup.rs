@@ -314,6 +314,14 @@ fn rejects_on_stderr_and_in_a_file() {
         [(a.clone(), 1, "nid-too-short".to_owned()), (b.clone(), 2, "nid-empty".to_owned())]
     );
     assert_eq!(stdout(&o), "urn:ok:1\n");
+
+    // The text is the last column, trimmed, tabs inside it kept: the first
+    // two tabs split a row.
+    let o = dedup(&["--rejects", &rejects], b"\turn:ab:x\ty \t\nurn:ab:x\n");
+    assert_eq!(stdout(&o), "urn:ab:x\n");
+    let row = fs::read_to_string(&rejects).unwrap();
+    let fields: Vec<&str> = row.trim_end_matches('\n').splitn(3, '\t').collect();
+    assert_eq!(fields, ["1", "nss-bad-char", "urn:ab:x\ty"], "{row:?}");
 }
 
 #[test]
