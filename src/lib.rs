@@ -10,7 +10,7 @@
 //! | [`grammar`] (+ [`grammar::class`]) | validate a byte string against RFC 8141 or RFC 2141 with 256-entry class tables; [`parse`] and [`parse_prefix`] |
 //! | [`urn`] | [`Urn`], the zero-copy parsed view: NID, NSS, r/q/f components |
 //! | `key` (internal) | the RFC 8141 §3 equivalence key, which [`Urn::key`] and [`Urn::write_key`] give |
-//! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry |
+//! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry, `--nid` filters, namespace rules ([`nid::rules`]) |
 //! | [`error`] | [`UrnError`]: kind + offset + caret rendering |
 //! | [`platform`] | the only `unsafe`: SIMD kernels (the `urn:` search, class runs, key delimiters; runtime dispatch, scalar fallback) and memory maps |
 //! | [`find`] | candidates: each `urn:` the SIMD search finds, confirmed by the left-boundary rule |

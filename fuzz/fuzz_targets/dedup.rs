@@ -31,7 +31,8 @@ mod dribble;
 use dribble::Dribble;
 
 use libfuzzer_sys::fuzz_target;
-use urnscan::lines::{apply_ns_rules, DedupOptions, LineDedup, Order};
+use urnscan::lines::{DedupOptions, LineDedup, Order};
+use urnscan::nid::rules::apply_ns_rules;
 use urnscan::{parse, ErrorKind, Grammar, UrnError};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

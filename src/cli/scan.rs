@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Location, Outcome, Sink, Totals};
-use urnscan::lines::apply_ns_rules;
+use urnscan::nid::rules::apply_ns_rules;
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::stats::{NidRuns, NidStats};

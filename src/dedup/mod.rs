@@ -58,7 +58,7 @@ use rayon::prelude::*;
 
 use crate::grammar::Grammar;
 use crate::key::{key_shape, write_key, Fixes};
-use crate::lines::apply_ns_rules;
+use crate::nid::rules::apply_ns_rules;
 
 pub use entry::{Entry, Position, Raw};
 pub use first_seen::FirstSeenEntries;

@@ -101,7 +101,7 @@ pub struct JobOptions {
     /// Build the key table (for unique URNs and statistics).
     pub keys: bool,
     /// Pass the table's keys through the namespace rules
-    /// ([`crate::lines::apply_ns_rules`]: UUIDs and IETF sub-namespaces in
+    /// ([`crate::nid::rules::apply_ns_rules`]: UUIDs and IETF sub-namespaces in
     /// any case), as `urnscan dedup --ns-rules` does. Off by default: RFC
     /// 8141 equivalence alone.
     pub ns_rules: bool,

@@ -9,9 +9,12 @@
 //! global state.
 //!
 //! [`NidFilter`] (in `filter.rs`) is the other question asked of a NID:
-//! is it one of the namespaces a run keeps (`urnscan scan --nid`)?
+//! is it one of the namespaces a run keeps (`urnscan scan --nid`)? And
+//! [`rules`] holds what some namespaces' own RFCs add to RFC 8141's
+//! equivalence (`--ns-rules`).
 
 mod filter;
+pub mod rules;
 
 pub use filter::{InvalidNid, NidFilter};
 
