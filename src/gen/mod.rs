@@ -80,6 +80,17 @@
 //! assert_eq!(String::from_utf8(truth).unwrap().lines().count() as u64, summary.planted);
 //! # Ok::<(), std::io::Error>(())
 //! ```
+//!
+//! # Files
+//!
+//! | file | what it does |
+//! |---|---|
+//! | `gen/mod.rs` | the API: configurations, [`generate_text`], [`generate_dataset`], truth lines |
+//! | `gen/text.rs` | the text generator: lines of many kinds, plantings on a schedule |
+//! | `gen/dataset.rs` | the dataset's plan and its invalid lines |
+//! | `gen/classes.rs` | each class's canonical URN, family by family |
+//! | `gen/spellings.rs` | the variants of a class that equivalence ignores |
+//! | `gen/vocabulary.rs`, `gen/writers.rs`, `gen/rng.rs` | filler words, number and date writers, splitmix64 |
 
 use std::io::{self, Write};
 

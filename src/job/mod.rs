@@ -40,6 +40,8 @@
 //! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
 //! when their turn comes (see `process`).
 //!
+//! # Files
+//!
 //! | file | what it does |
 //! |---|---|
 //! | `job/mod.rs` | the run: inputs opened and sorted by kind (small file, large file, stream, pipe, archive), results consumed in input order ([`run`]) |

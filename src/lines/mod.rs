@@ -135,6 +135,16 @@
 //! [`MAX_URN_LEN`]` + 1` bytes and at whether there are more, so the verdict
 //! is the one the whole line would get; only the rejected text is shorter.
 //! Mapped files are never copied and need no such step.
+//!
+//! # Files
+//!
+//! | file | what it does |
+//! |---|---|
+//! | `lines/mod.rs` | options, counts, [`LineDedup`]: blocks in, the two phases, classes out |
+//! | `lines/judge.rs` | phase 1: lines found, trimmed and judged, keys hashed into partitions; [`line_ranges`] |
+//! | `lines/condense.rs` | long lines of a stream condensed as they are read |
+//! | `lines/output.rs` | the classes in first-seen or key order, in memory or merged from sorted sources |
+//! | `lines/spill.rs` | spill files, their tables sorted into runs, the runs merged |
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
