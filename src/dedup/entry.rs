@@ -434,8 +434,8 @@ fn write_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads the varint at `*at` and moves past it. Entries are written by
-/// [`encode_with_delta`], so the bytes are always there. Most header fields fit one
-/// byte, which is the inlined case.
+/// [`encode_with_delta`], so the bytes are always there. Most header fields
+/// fit one byte, which is the inlined case.
 #[inline(always)]
 fn read_varint(b: &[u8], at: &mut usize) -> u64 {
     let first = b[*at];
