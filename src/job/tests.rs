@@ -22,48 +22,106 @@ fn damaged(hay: &[u8], writes: &[(prop::sample::Index, u8)], cut: prop::sample::
     bytes
 }
 
-/// The URNs a sink is handed, as (offset, text); with `formats`, the
-/// sink gives a [`Formatter`] and reads them back from its text.
-#[derive(Default)]
-struct Printed(Vec<(u64, String)>, bool);
+/// What a recording test sink keeps of each event, and the line of text it
+/// travels as when the sink gives a [`Formatter`] (which writes the line
+/// on the scanning threads; the sink reads it back).
+trait Record: Sized + 'static {
+    fn of_urn(at: Location, urn: &Urn<'_>) -> Self;
+    /// `None`: rejected candidates are not kept.
+    fn of_rejected(at: Location) -> Option<Self>;
+    fn write(&self, out: &mut Vec<u8>) -> io::Result<()>;
+    fn read(line: &str) -> Self;
+}
 
-impl Printed {
-    fn formatting() -> Printed {
-        Printed(Vec::new(), true)
+/// The URNs a sink is handed, as (offset, text), in `OFFSET URN` lines.
+impl Record for (u64, String) {
+    fn of_urn(at: Location, urn: &Urn<'_>) -> Self {
+        (at.offset, urn.as_str().to_owned())
+    }
+    fn of_rejected(_: Location) -> Option<Self> {
+        None
+    }
+    fn write(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        writeln!(out, "{} {}", self.0, self.1)
+    }
+    fn read(line: &str) -> Self {
+        let (offset, urn) = line.split_once(' ').unwrap();
+        (offset.parse().unwrap(), urn.to_owned())
     }
 }
 
-/// `OFFSET URN` lines.
-struct Lines;
+/// Where each event is, URNs and rejected candidates alike, as (offset,
+/// line), in `OFFSET LINE` lines (`-` for no line).
+impl Record for (u64, Option<u64>) {
+    fn of_urn(at: Location, _: &Urn<'_>) -> Self {
+        (at.offset, at.line)
+    }
+    fn of_rejected(at: Location) -> Option<Self> {
+        Some((at.offset, at.line))
+    }
+    fn write(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        match self.1 {
+            Some(line) => writeln!(out, "{} {line}", self.0),
+            None => writeln!(out, "{} -", self.0),
+        }
+    }
+    fn read(line: &str) -> Self {
+        let (offset, line) = line.split_once(' ').unwrap();
+        (offset.parse().unwrap(), line.parse().ok())
+    }
+}
 
-impl Formatter for Lines {
+/// A sink that keeps a [`Record`] of each event it is handed; made by
+/// `formatting()`, it gives a formatter instead and reads its text back.
+struct Recorded<R>(Vec<R>, bool);
+
+/// The URNs a run hands over, as (offset, text).
+type Printed = Recorded<(u64, String)>;
+/// Where each URN and rejected candidate is, as (offset, line).
+type Located = Recorded<(u64, Option<u64>)>;
+
+impl<R> Default for Recorded<R> {
+    fn default() -> Self {
+        Recorded(Vec::new(), false)
+    }
+}
+
+impl<R> Recorded<R> {
+    fn formatting() -> Self {
+        Recorded(Vec::new(), true)
+    }
+}
+
+/// The formatter of a [`Recorded`] sink: one [`Record::write`] line per
+/// event kept.
+struct RecordLines<R>(std::marker::PhantomData<fn() -> R>);
+
+impl<R: Record> Formatter for RecordLines<R> {
     fn urn(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
-        writeln!(out, "{} {urn}", at.offset)
+        R::of_urn(at, urn).write(out)
     }
-    fn rejected(&self, _: &mut Vec<u8>, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
-        Ok(())
+    fn rejected(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
+        R::of_rejected(at).map_or(Ok(()), |r| r.write(out))
     }
 }
 
-impl Sink for Printed {
+impl<R: Record> Sink for Recorded<R> {
     fn urn(&mut self, _: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
-        self.0.push((at.offset, urn.as_str().to_owned()));
+        self.0.push(R::of_urn(at, urn));
         Ok(())
     }
-    fn rejected(&mut self, _: FileRef<'_>, _: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
+    fn rejected(&mut self, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
+        self.0.extend(R::of_rejected(at));
         Ok(())
     }
     fn input_error(&mut self, _: &InputError) -> io::Result<()> {
         Ok(())
     }
     fn formatter(&self) -> Option<Arc<dyn Formatter>> {
-        self.1.then(|| Arc::new(Lines) as Arc<dyn Formatter>)
+        self.1.then(|| Arc::new(RecordLines::<R>(std::marker::PhantomData)) as Arc<dyn Formatter>)
     }
     fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
-        for line in std::str::from_utf8(text).unwrap().lines() {
-            let (offset, urn) = line.split_once(' ').unwrap();
-            self.0.push((offset.parse().unwrap(), urn.to_owned()));
-        }
+        self.0.extend(std::str::from_utf8(text).unwrap().lines().map(R::read));
         Ok(())
     }
 }
@@ -333,7 +391,7 @@ fn formatted_text_is_never_dropped_silently() {
             Ok(())
         }
         fn formatter(&self) -> Option<Arc<dyn Formatter>> {
-            Some(Arc::new(Lines))
+            Printed::formatting().formatter()
         }
     }
     let dir = tempfile::tempdir().unwrap();
@@ -350,63 +408,6 @@ fn printed(scanner: &Scanner, hay: &[u8], events: &[Event], parts: &[Vec<Parts>]
     let mut input = Emitting::new(FileRef { index: 0, name: "f" }, &opts, None, 0);
     emit(&opts, &mut input, hay, 0, events, Notes { parts, kept: &[] }, &mut sink).unwrap();
     sink.0
-}
-
-/// Where each event is: (offset, line), URNs and rejected candidates
-/// alike; `Located::formatting()` gives a formatter that writes them
-/// as text (`offset line` or `offset -`) and reads its text back.
-#[derive(Default)]
-struct Located(Vec<(u64, Option<u64>)>, bool);
-
-impl Located {
-    fn formatting() -> Located {
-        Located(Vec::new(), true)
-    }
-}
-
-/// `OFFSET LINE` lines, `-` for no line.
-struct LocationLines;
-
-impl LocationLines {
-    fn write(out: &mut Vec<u8>, at: Location) -> io::Result<()> {
-        match at.line {
-            Some(line) => writeln!(out, "{} {line}", at.offset),
-            None => writeln!(out, "{} -", at.offset),
-        }
-    }
-}
-
-impl Formatter for LocationLines {
-    fn urn(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
-        LocationLines::write(out, at)
-    }
-    fn rejected(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
-        LocationLines::write(out, at)
-    }
-}
-
-impl Sink for Located {
-    fn urn(&mut self, _: FileRef<'_>, at: Location, _: &Urn<'_>) -> io::Result<()> {
-        self.0.push((at.offset, at.line));
-        Ok(())
-    }
-    fn rejected(&mut self, _: FileRef<'_>, at: Location, _: &[u8], _: &UrnError) -> io::Result<()> {
-        self.0.push((at.offset, at.line));
-        Ok(())
-    }
-    fn input_error(&mut self, _: &InputError) -> io::Result<()> {
-        Ok(())
-    }
-    fn formatter(&self) -> Option<Arc<dyn Formatter>> {
-        self.1.then(|| Arc::new(LocationLines) as Arc<dyn Formatter>)
-    }
-    fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
-        for line in std::str::from_utf8(text).unwrap().lines() {
-            let (offset, line) = line.split_once(' ').unwrap();
-            self.0.push((offset.parse().unwrap(), line.parse().ok()));
-        }
-        Ok(())
-    }
 }
 
 fn byte() -> impl Strategy<Value = u8> {
@@ -512,8 +513,8 @@ proptest! {
             // And streamed with the formatter: on the scanning threads.
             let mut streamed_formatted = Located::formatting();
             let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
-            let formatter = LocationLines;
-            let target = Target { formatter: Some(&formatter), ..target };
+            let formatter = Located::formatting().formatter().unwrap();
+            let target = Target { formatter: Some(&*formatter), ..target };
             scan_stream(&scanner, &opts, target, reader, &mut streamed_formatted, &mut Outcome::default()).unwrap();
             let want: Vec<(u64, Option<u64>)> = without.0.iter().map(|&(offset, line)| {
                 assert_eq!(line, None);
