@@ -365,6 +365,27 @@ fn exit_status() {
     assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(1), ""));
 }
 
+/// Text given to `dedup` (lines that hold URNs but do not start with one)
+/// ends its summary with a pointer to `scan --unique`; a dataset with a few
+/// stray lines, or a quiet run, does not.
+#[test]
+fn text_instead_of_a_dataset_gets_a_hint() {
+    let hint = "use `urnscan scan --unique`";
+    // Every line of the shipped log starts with a timestamp, not `urn:`.
+    let o = dedup(&["datasets/corpus/app.log"], b"");
+    let s = summary(&o);
+    assert!(s["not-urn"] > s["valid"], "{s:?}");
+    assert!(stderr(&o).trim_end().ends_with(hint), "{}", stderr(&o));
+    // As many stray lines as URNs: still a dataset.
+    let o = dedup(&[], b"urn:ab:1\nfoo\nurn:ab:2\nbar\n");
+    assert_eq!((summary(&o)["not-urn"], summary(&o)["valid"]), (2, 2));
+    assert!(!stderr(&o).contains(hint), "{}", stderr(&o));
+    // Other rejects do not count: these lines are URNs, if broken ones.
+    assert!(!stderr(&dedup(&[], b"urn:a:1\nurn:b:2\nurn:ab:3\n")).contains(hint));
+    let o = dedup(&["-q", "datasets/corpus/app.log"], b"");
+    assert_eq!(stderr(&o), "", "--quiet");
+}
+
 #[test]
 fn unreadable_input_is_reported_and_the_others_processed() {
     let dir = TempDir::new("unreadable");

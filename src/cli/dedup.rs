@@ -21,7 +21,7 @@ use urnscan::decompress;
 use urnscan::dedup::Entry;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
 use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, WalkOptions};
-use urnscan::UrnError;
+use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
 use super::output::{entry_csv, entry_json, thousands, write_u64};
@@ -402,5 +402,20 @@ fn write_summary(
     if input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;
     }
+    if reads_like_text(counts) {
+        writeln!(out, "{TEXT_HINT}")?;
+    }
     Ok(())
+}
+
+/// Said after the summary when [`reads_like_text`].
+const TEXT_HINT: &str = "hint: most lines do not start with \"urn:\": `urnscan dedup` reads one URN per \
+                         line; to find the URNs inside running text, use `urnscan scan --unique`";
+
+/// Whether more lines fail to start with `urn:` than hold a valid URN:
+/// text given to `dedup` (a log, a document) rather than a dataset, whose
+/// user most likely wants `scan --unique` and was just shown a reject per
+/// line of it.
+fn reads_like_text(counts: &LineCounts) -> bool {
+    counts.invalid.get(&ErrorKind::NotUrn).is_some_and(|&n| n > counts.valid)
 }

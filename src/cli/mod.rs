@@ -486,7 +486,8 @@ Each line is one URN: surrounding whitespace and a trailing CR are ignored, empt
 Invalid lines go to stderr as FILE:LINE: kind: message (FILE is - for stdin), or with --rejects to a
 TSV file ([path<TAB>]line<TAB>kind<TAB>text, the path when there are several inputs; the text is the
 trimmed line and may hold tabs itself); then a summary of the counts. --quiet hides both on stderr
-but never skips the --rejects file.
+but never skips the --rejects file. To find URNs inside running text (logs, XML, JSON), use
+`urnscan scan --unique`: dedup judges each line whole.
 
 Exit status: 0 on success (also when no URN is left), 1 with --strict if a line is invalid,
 2 if an input could not be read (the other inputs are still processed).";
