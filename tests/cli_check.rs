@@ -23,6 +23,31 @@ fn exit_status_says_whether_all_are_valid() {
     assert_eq!(urnscan(&["check", "--no-such-flag"], b"").status.code(), Some(2));
 }
 
+/// An argument that names a file is judged as the text it is (no URN),
+/// and stderr says how to check the file's lines instead; other invalid
+/// arguments, and a file named like a URN, get no hint.
+#[test]
+fn a_file_given_as_an_argument_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urns.txt");
+    std::fs::write(&list, "urn:ab:c\n").unwrap();
+    let list = list.to_str().unwrap();
+    let o = urnscan(&["check", list, "urn:ab:c"], b"");
+    assert_eq!(o.status.code(), Some(1), "the path is no URN");
+    assert!(stdout(&o).starts_with(&format!("{list}\tinvalid\tnot-urn")), "{}", stdout(&o));
+    let hint = format!("hint: {list} is a file, not a URN: to check its lines, run `urnscan check < {list}`\n");
+    assert_eq!(String::from_utf8_lossy(&o.stderr), hint);
+    for args in [&["check", "no-such-file", "urn:a:b"][..], &["check", "urn:ab:c"]] {
+        assert_eq!(urnscan(args, b"").stderr, b"", "{args:?}");
+    }
+    // `urnscan check urn:ab:x` beside a file of that name: a valid URN.
+    std::fs::write(dir.path().join("urn:ab:x"), "").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.current_dir(dir.path()).args(["check", "urn:ab:x"]);
+    let o = common::run_fed(cmd, b"");
+    assert_eq!((o.status.code(), o.stderr.len()), (Some(0), 0));
+}
+
 #[test]
 fn jsonl_has_exactly_the_schema_fields_in_order() {
     let o = urnscan(&["check", "--format", "jsonl", "urn:Example:a%2cb?+r?=q#", "urn:a:b"], b"");

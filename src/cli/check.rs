@@ -14,6 +14,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -43,7 +44,19 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
         }
     }
     out.flush().context("cannot write to standard output")?;
+    if let Some(path) = args.urns.iter().find(|arg| names_a_file(arg)) {
+        let path = Path::new(path).display();
+        eprintln!("hint: {path} is a file, not a URN: to check its lines, run `urnscan check < {path}`");
+    }
     Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Whether a command-line argument is the path of a file rather than a
+/// URN (it does not start with `urn:`): `urnscan check urns.txt` judges
+/// the path itself, where its user most likely meant the file's lines.
+fn names_a_file(arg: &OsString) -> bool {
+    let starts_like_a_urn = os_bytes(arg).get(..4).is_some_and(|head| head.eq_ignore_ascii_case(b"urn:"));
+    !starts_like_a_urn && Path::new(arg).is_file()
 }
 
 /// Bytes of stdin read per round: enough lines for every thread to have

@@ -566,6 +566,8 @@ Examples:
   urnscan check --rfc2141 urn:foo:a123,456
   urnscan check --invalid < list.txt    only the invalid lines, each with a caret
 
+Arguments are URNs, never files: a list of URNs is read on stdin.
+
 Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
 
 /// Options of `urnscan check`.
