@@ -3,7 +3,8 @@
 //! here with flate2 and zstd), detection by magic bytes rather than names,
 //! multi-member archives, corrupt archives, thread counts, the binary
 //! rule (a NUL byte in the first 8 KiB) under every way of reading a file,
-//! and stdin redirected from a file.
+//! stdin redirected from a file, and the hint for archives read without
+//! `-z`.
 //!
 //! Expected values come from the text each test builds: the offset of
 //! every URN it plants is known before anything is run.
@@ -12,6 +13,8 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::Command;
+
+mod common;
 
 /// What a run of the binary gave: exit status, stdout, stderr.
 struct Run {
@@ -353,6 +356,52 @@ fn url_lines(tag: &str, n: usize) -> (Vec<u8>, Vec<String>) {
         }
     }
     (text.into_bytes(), firsts)
+}
+
+/// Archives read without `-z` (their bytes hold no URN a reader would
+/// see) end the run with a hint on stderr that counts them, whichever way
+/// they are read: a small file whole, a large one streamed (`--mmap
+/// never`) or mapped, stdin as a pipe or as a file; not with `-z`, not
+/// under `-q`, not for plain text.
+#[test]
+fn archives_read_as_they_are_get_a_hint_to_use_z() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, _) = corpus("h", 20, 300);
+    let gz = write(dir.path(), "a.log.gz", &gzip(&text));
+    let zst = write(dir.path(), "b.log", &zstd(&text));
+    let txt = write(dir.path(), "c.log", &text);
+    // Over 1 MiB of compressed bytes: random bytes do not compress.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: Vec<u8> = (0..3 << 19)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 56) as u8
+        })
+        .collect();
+    let big = write(dir.path(), "big.gz", &gzip(&noise));
+    assert!(fs::metadata(&big).unwrap().len() > 1 << 20);
+    let one = "hint: 1 input starts with a gzip or zstd header and was read as it is: add -z to decompress it\n";
+    let two = "hint: 2 inputs start with a gzip or zstd header and were read as they are: add -z to decompress them\n";
+    for mmap in ["never", "always"] {
+        assert_eq!(urnscan(&["scan", "--mmap", mmap, &big]).err, one, "--mmap {mmap}");
+    }
+    let o = urnscan(&["scan", &gz, &txt, &zst]);
+    assert_eq!((o.code, o.err.as_str()), (Some(0), two), "the text's URNs are found");
+    assert_eq!(urnscan(&["scan", "-z", &gz, &txt, &zst]).err, "");
+    assert_eq!(urnscan(&["scan", "-q", &gz]).err, "");
+    assert_eq!(urnscan(&["scan", &txt]).err, "");
+    assert_eq!(urnscan_in(&["scan"], &gzip(&text)).err, one, "stdin from a file");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.args(["scan", "-c"]);
+    let o = common::run_fed(cmd, &zstd(&text));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), one, "a pipe");
+    // `dedup` says it after its summary, instead of the hint for text.
+    let o = urnscan(&["dedup", &gz, &zst]);
+    assert!(o.err.ends_with(two), "{}", o.err);
+    assert!(!o.err.contains("scan --unique"), "{}", o.err);
+    assert!(!urnscan(&["dedup", "-z", &gz, &zst]).err.contains("gzip"));
 }
 
 #[test]

@@ -79,7 +79,11 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
         progress: progress.counter(),
     });
     let mut input_errors = 0u64;
-    let mut binary = BinaryCounts { policy: args.inputs.binary_policy(), ..BinaryCounts::default() };
+    let mut binary = BinaryCounts {
+        policy: args.inputs.binary_policy(),
+        decompress: args.inputs.decompress,
+        ..BinaryCounts::default()
+    };
     let open = OpenOptions { mmap: MmapPolicy::Auto, decompress: args.inputs.decompress };
     for (i, input) in inputs.iter().enumerate() {
         let outcome = match input {
@@ -114,17 +118,22 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     })
 }
 
-/// Binary inputs seen, and what is done with them.
+/// Binary inputs seen, and what is done with them; and inputs read as they
+/// are although compressed (no `-z`).
 #[derive(Default)]
 struct BinaryCounts {
     policy: BinaryPolicy,
     seen: u64,
     skipped: u64,
+    decompress: bool,
+    compressed: u64,
 }
 
 impl BinaryCounts {
-    /// Counts an input whose first bytes are `head`; true if it is to be skipped.
+    /// Counts an input whose first bytes (decoded ones with `-z`) are
+    /// `head`; true if it is to be skipped.
     fn skips(&mut self, head: &[u8]) -> bool {
+        self.compressed += u64::from(!self.decompress && decompress::Codec::sniff(head).is_some());
         if !source::is_binary(head) {
             return false;
         }
@@ -402,7 +411,10 @@ fn write_summary(
     if input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;
     }
-    if reads_like_text(counts) {
+    // Compressed bytes read as text are rejected lines too: that hint first.
+    if binary.compressed > 0 {
+        writeln!(out, "{}", super::compressed_hint(binary.compressed))?;
+    } else if reads_like_text(counts) {
         writeln!(out, "{TEXT_HINT}")?;
     }
     Ok(())

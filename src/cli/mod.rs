@@ -379,7 +379,8 @@ pub struct InputArgs {
     iglobs: Vec<String>,
     /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
     /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets and line numbers are those of the
-    /// decompressed data.
+    /// decompressed data. Without it, such inputs are read as they are, and a hint at the end
+    /// says how many.
     #[arg(short = 'z', long)]
     decompress: bool,
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
@@ -622,6 +623,18 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
     } else {
         urnscan::Grammar::Rfc8141
     }
+}
+
+/// What `scan` and `dedup` say on stderr after a run that read `n` (> 0)
+/// compressed inputs as they are: their bytes hold no URN a user would
+/// see, and nothing else would tell them why.
+fn compressed_hint(n: u64) -> String {
+    let (inputs, start, read, them) = if n == 1 {
+        ("input", "starts", "was read as it is", "it")
+    } else {
+        ("inputs", "start", "were read as they are", "them")
+    };
+    format!("hint: {n} {inputs} {start} with a gzip or zstd header and {read}: add -z to decompress {them}")
 }
 
 /// The filter of `--nid` (none when not given), its NIDs checked against

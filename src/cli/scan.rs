@@ -121,6 +121,10 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         printer.stats(&outcome, &nids, filtered)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
+    if outcome.totals.compressed > 0 && !args.quiet {
+        // Not being able to say it is no reason to fail a finished run.
+        let _ = writeln!(io::stderr().lock(), "{}", super::compressed_hint(outcome.totals.compressed));
+    }
     // For a person watching: a pipe or a log gets only what the input
     // decides (and `--progress` ends with the same figures there).
     if args.stats && io::stderr().is_terminal() {

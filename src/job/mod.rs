@@ -37,8 +37,11 @@
 //! bytes contain.
 //!
 //! Binary inputs ([`source::is_binary`]) are counted, and skipped when
-//! [`JobOptions::binary`] says so. Stdin, pipes and devices are only read
-//! when their turn comes (see `process`).
+//! [`JobOptions::binary`] says so; so are inputs that start with a gzip or
+//! zstd magic but are read as they are, without [`JobOptions::decompress`]
+//! ([`Totals::compressed`]: most likely `-z` forgotten, and a run that
+//! finds nothing in them should say why). Stdin, pipes and devices are
+//! only read when their turn comes (see `process`).
 //!
 //! # Files
 //!
@@ -176,6 +179,10 @@ pub struct Totals {
     pub binary: u64,
     /// Inputs skipped (binary ones under [`BinaryPolicy::Skip`]).
     pub skipped: u64,
+    /// Inputs that start with a gzip or zstd magic
+    /// ([`decompress::Codec::sniff`]) and were read as they are, without
+    /// [`JobOptions::decompress`] (scanned or skipped).
+    pub compressed: u64,
     /// Bytes scanned.
     pub bytes: u64,
     /// Candidates: `urn:` that passed the left-boundary rule.
@@ -216,6 +223,7 @@ impl Totals {
         self.files += other.files;
         self.binary += other.binary;
         self.skipped += other.skipped;
+        self.compressed += other.compressed;
         self.bytes += other.bytes;
         self.candidates += other.candidates;
         self.valid += other.valid;
@@ -474,6 +482,9 @@ enum Processed {
     Unread(Contents),
     /// A binary input (then what was done with it).
     Binary(Box<Processed>),
+    /// An input read as it is although it starts with a compression
+    /// magic (then what was done with it).
+    Compressed(Box<Processed>),
     /// Not scanned (a binary input under `--binary skip`).
     Skipped,
     /// What could be decoded before an error, then the error.
@@ -523,7 +534,10 @@ fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Inpu
     match source::decoded(contents, opts.decompress) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
         Ok(opened) => match (opened.contents, opened.codec) {
-            (Contents::Whole(whole), _) => whole_input(scanner, opts, target, whole),
+            (Contents::Whole(whole), codec) => {
+                let compressed = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
+                compressed_if(compressed, whole_input(scanner, opts, target, whole))
+            }
             (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
                 Processed::Live(pipe.live(source::LIVE_DELAY))
             }
@@ -539,6 +553,15 @@ fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Inpu
 fn binary_if(binary: bool, processed: Processed) -> Processed {
     if binary {
         Processed::Binary(Box::new(processed))
+    } else {
+        processed
+    }
+}
+
+/// Marks `processed` as read as it is although compressed, when it is.
+fn compressed_if(compressed: bool, processed: Processed) -> Processed {
+    if compressed {
+        Processed::Compressed(Box::new(processed))
     } else {
         processed
     }
@@ -562,13 +585,16 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
     )
 }
 
-/// A stream, whose first bytes say whether it is binary. (A pipe is read
-/// [live](source::Live) and tested as its first bytes come, unless binary
-/// inputs are skipped: see [`Processed::Live`].)
+/// A stream read as it is, whose first bytes say whether it is binary or
+/// compressed. (A pipe is read [live](source::Live) and tested as its
+/// first bytes come, unless binary inputs are skipped: see
+/// [`Processed::Live`].)
 fn stream_input(opts: &JobOptions, reader: Box<dyn Read + Send>) -> Processed {
     let peeked = source::peek(reader, source::BINARY_PROBE);
     let binary = source::is_binary(&peeked.head);
-    binary_if(binary, if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) })
+    let compressed = decompress::Codec::sniff(&peeked.head).is_some();
+    let rest = if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) };
+    compressed_if(compressed, binary_if(binary, rest))
 }
 
 /// A decoded stream: whole if it ends within [`INLINE_LIMIT`], else the
@@ -678,6 +704,7 @@ impl Consumer<'_> {
             Processed::Live(reader) => {
                 let probe = scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome)?;
                 self.outcome.totals.binary += u64::from(probe.binary);
+                self.outcome.totals.compressed += u64::from(probe.compressed);
                 Ok(())
             }
             Processed::Unread(contents) => {
@@ -687,6 +714,10 @@ impl Consumer<'_> {
             }
             Processed::Binary(inner) => {
                 self.outcome.totals.binary += 1;
+                self.consume(index, input, *inner)
+            }
+            Processed::Compressed(inner) => {
+                self.outcome.totals.compressed += 1;
                 self.consume(index, input, *inner)
             }
             Processed::Skipped => {

@@ -157,6 +157,9 @@ pub(super) struct Probe {
     /// Stream bytes tested so far (at most the probe's).
     tested: u64,
     pub(super) binary: bool,
+    /// The stream starts with a gzip or zstd magic
+    /// ([`crate::decompress::Codec::sniff`] of its first block).
+    pub(super) compressed: bool,
 }
 
 impl Probe {
@@ -165,6 +168,9 @@ impl Probe {
     /// through a block handed over before it leaves the buffer, so none
     /// is missed.
     fn test(&mut self, buf: &[u8], base: u64) {
+        if base == 0 {
+            self.compressed = crate::decompress::Codec::sniff(buf).is_some();
+        }
         let end = (base + buf.len() as u64).min(source::BINARY_PROBE as u64);
         if self.binary || end <= self.tested {
             return;
