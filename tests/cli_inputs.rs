@@ -358,11 +358,11 @@ fn url_lines(tag: &str, n: usize) -> (Vec<u8>, Vec<String>) {
     (text.into_bytes(), firsts)
 }
 
-/// Archives read without `-z` (their bytes hold no URN a reader would
-/// see) end the run with a hint on stderr that counts them, whichever way
-/// they are read: a small file whole, a large one streamed (`--mmap
-/// never`) or mapped, stdin as a pipe or as a file; not with `-z`, not
-/// under `-q`, not for plain text.
+/// Archives read without `-z` (whose bytes show at most the URNs the
+/// compressor left as literals) end the run with a hint on stderr that
+/// counts them, whichever way they are read: a small file whole, a large
+/// one streamed (`--mmap never`) or mapped, stdin as a pipe or as a file;
+/// not with `-z`, not under `-q`, not for plain text.
 #[test]
 fn archives_read_as_they_are_get_a_hint_to_use_z() {
     let dir = tempfile::tempdir().unwrap();

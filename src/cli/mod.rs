@@ -626,8 +626,9 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 }
 
 /// What `scan` and `dedup` say on stderr after a run that read `n` (> 0)
-/// compressed inputs as they are: their bytes hold no URN a user would
-/// see, and nothing else would tell them why.
+/// compressed inputs as they are: their bytes show at most the URNs the
+/// compressor happened to leave as literals, and nothing else would tell
+/// the user why the rest are missing.
 fn compressed_hint(n: u64) -> String {
     let (inputs, start, read, them) = if n == 1 {
         ("input", "starts", "was read as it is", "it")
