@@ -389,6 +389,18 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
     }
     let o = urnscan(&["scan", &gz, &txt, &zst]);
     assert_eq!((o.code, o.err.as_str()), (Some(0), two), "the text's URNs are found");
+    // `--stats` counts them too: a `compressed` row when there are any,
+    // `compressed_files` in JSON always.
+    let row = |args: &[&str]| {
+        let out = urnscan(&[&["scan", "--stats"], args].concat()).out;
+        out.lines().find_map(|l| l.strip_prefix("compressed ").map(|n| n.trim().to_owned()))
+    };
+    assert_eq!((row(&[&gz, &txt, &zst]), row(&[&txt]), row(&["-z", &gz])), (Some("2".into()), None, None));
+    let json = |args: &[&str]| {
+        let out = urnscan(&[&["scan", "--stats", "--format", "json"], args].concat()).out;
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["compressed_files"].as_u64()
+    };
+    assert_eq!((json(&[&gz, &txt, &zst]), json(&[&txt]), json(&["-z", &gz])), (Some(2), Some(0), Some(0)));
     assert_eq!(urnscan(&["scan", "-z", &gz, &txt, &zst]).err, "");
     assert_eq!(urnscan(&["scan", "-q", &gz]).err, "");
     assert_eq!(urnscan(&["scan", &txt]).err, "");

@@ -688,9 +688,11 @@ fn write_stats_text(
         out.write_all(b"\n")?;
     }
     writeln!(out)?;
-    let rows: [(&str, u64); 8] = [
+    let rows: [(&str, u64); 9] = [
         ("files", t.files),
         ("binary", t.binary),
+        // Archives read without -z: shown when there are any.
+        ("compressed", t.compressed),
         ("bytes", t.bytes),
         ("candidates", t.candidates),
         ("valid", t.valid),
@@ -699,7 +701,12 @@ fn write_stats_text(
         ("invalid", t.invalid()),
         ("unique", unique as u64),
     ];
-    for (name, value) in rows.into_iter().filter(|&(name, _)| filtered || name != "excluded") {
+    let shown = |&(name, value): &(&str, u64)| match name {
+        "excluded" => filtered,
+        "compressed" => value > 0,
+        _ => true,
+    };
+    for (name, value) in rows.into_iter().filter(shown) {
         writeln!(out, "{name:<12} {}", thousands(value))?;
     }
     for (kind, n) in &t.invalid_kinds {
@@ -740,8 +747,8 @@ fn write_stats_json(
 ) -> io::Result<()> {
     write!(
         out,
-        "{{\"files\":{},\"binary_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},",
-        t.files, t.binary, t.bytes, t.candidates, t.valid
+        "{{\"files\":{},\"binary_files\":{},\"compressed_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},",
+        t.files, t.binary, t.compressed, t.bytes, t.candidates, t.valid
     )?;
     if filtered {
         write!(out, "\"excluded\":{},", t.excluded)?;
