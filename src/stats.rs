@@ -1,7 +1,9 @@
 //! Statistics per namespace: for each distinct NID, how many URNs of it
 //! were found, how many distinct keys (RFC 8141 §3 classes) they make, and
 //! its class (RFC 8141 §5), most occurrences first. What `urnscan scan
-//! --stats` prints, from a finished key table.
+//! --stats` prints, from a finished key table, and `urnscan dedup --stats`,
+//! from the partitions of a line dedup
+//! ([`LineDedup::finish_stats`](crate::lines::LineDedup::finish_stats)).
 //!
 //! ```
 //! use std::io;
@@ -62,7 +64,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::dedup::ShardedTable;
+use crate::dedup::{KeyTable, ShardedTable};
 use crate::hashed::{Hashed, StoredHash};
 use crate::platform::prefetch::prefetch;
 use crate::{NidClass, NidClassifier};
@@ -92,7 +94,14 @@ impl NidStats {
     /// Counts the entries of `table` by NID, in any order (see the module
     /// docs): hash maps filled on the current rayon pool.
     pub fn from_table(table: &ShardedTable) -> NidStats {
-        from_table(table)
+        from_tables(table.shards())
+    }
+
+    /// [`NidStats::from_table`] over tables that hold disjoint keys, as
+    /// the partitions of [`LineDedup`](crate::lines::LineDedup) do (a key
+    /// in two tables would be counted twice as unique).
+    pub fn from_tables(tables: &[KeyTable]) -> NidStats {
+        from_tables(tables)
     }
 
     /// How many distinct NIDs (rows) there are.
@@ -235,26 +244,26 @@ impl NidRuns {
     }
 }
 
-/// Counts the entries of `table` by NID in hash maps.
+/// Counts the entries of `tables` (a table's shards, or disjoint tables) by
+/// NID in hash maps.
 ///
 /// One entry per distinct key: its NID hashed once, with foldhash, and kept
-/// as bytes; only the distinct NIDs are copied out. The shards are counted
+/// as bytes; only the distinct NIDs are copied out. The tables are counted
 /// in parallel into maps split by that hash, so that two threads' maps are
 /// merged part by part in parallel too (sums, so the order of merging does
 /// not matter): merged whole, 130,000 NIDs took 30 ms of one thread at the
 /// end of a run.
-fn from_table(table: &ShardedTable) -> NidStats {
+fn from_tables(tables: &[KeyTable]) -> NidStats {
     const PARTS: usize = 16;
     let hasher = foldhash::fast::FixedState::with_seed(0x6e69_6473);
     let empty = || -> Vec<ByNid<'_>> { (0..PARTS).map(|_| ByNid::default()).collect() };
-    let parts = table
-        .shards()
+    let parts = tables
         .par_iter()
         // One set of maps per thread: every shard holds keys of nearly
         // every NID, so each set ends up with all of them, and the extra
         // sets rayon's fold would start (one per split) only added memory
         // and merges.
-        .with_min_len(table.shards().len().div_ceil(rayon::current_num_threads()))
+        .with_min_len(tables.len().div_ceil(rayon::current_num_threads()))
         .fold(empty, |mut parts, shard| {
             for e in shard.iter() {
                 let nid = Hashed::new(e.nid(), &hasher);

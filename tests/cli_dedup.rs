@@ -443,6 +443,18 @@ fn rfc2141_grammar() {
     assert_eq!(summary(&o)["nss-bad-char"], 1);
 }
 
+/// Ways to read the dataset `data` (whose bytes are `bytes`) that must not
+/// change any output: one or two threads, small blocks, a stream on stdin.
+/// Each is the arguments and the stdin.
+fn reading_modes<'a>(data: &'a str, bytes: &'a [u8]) -> Vec<(Vec<&'a str>, &'a [u8])> {
+    vec![
+        (vec!["-j1", data], &[]),
+        (vec!["-j2", data], &[]),
+        (vec!["-j2", "--block-size", "65536", data], &[]),
+        (vec!["-j1", "--block-size", "65536"], bytes),
+    ]
+}
+
 #[test]
 fn generated_dataset_matches_its_truth_for_any_threads_blocks_and_streams() {
     let dir = TempDir::new("truth");
@@ -459,12 +471,7 @@ fn generated_dataset_matches_its_truth_for_any_threads_blocks_and_streams() {
         .collect();
     let bytes = fs::read(&data).unwrap();
     let mut outputs = Vec::new();
-    for (args, stdin) in [
-        (vec!["-j1", &data], &[][..]),
-        (vec!["-j2", &data], &[]),
-        (vec!["-j2", "--block-size", "65536", &data], &[]),
-        (vec!["-j1", "--block-size", "65536"], &bytes[..]),
-    ] {
+    for (args, stdin) in reading_modes(&data, &bytes) {
         let mut all = vec!["--keys", "--count"];
         all.extend(&args);
         let o = dedup(&all, stdin);
@@ -670,4 +677,85 @@ fn counts_past_an_entrys_own_field_are_exact_with_and_without_spilling() {
             }
         }
     }
+}
+
+/// `--stats`: one row per NID instead of the classes. By hand, from RFC
+/// 8141 §3.1: scheme and NID compare in any case, percent-encoding hex
+/// digits in any case, r-, q- and f-components not at all, and the NSS
+/// is otherwise case-sensitive; classes from §5 (`isbn` and `example`
+/// are formal, `urn-7` informal).
+#[test]
+fn stats_count_lines_and_classes_per_nid() {
+    let input = b"urn:ISBN:0451450523\nURN:isbn:0451450523\nurn:example:a%2fb\nurn:EXAMPLE:a%2Fb?=x#f\n\
+                  urn:example:A%2Fb\nurn:urn-7:x\nnot a urn\n\n";
+    let o = dedup(&["--stats", "--format", "jsonl", "-"], input);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let row = |nid: &str, class: &str, occurrences: u64, unique: u64| serde_json::json!({"nid": nid, "class": class, "occurrences": occurrences, "unique": unique});
+    // Most lines first, then by NID.
+    assert_eq!(rows, [row("example", "formal", 3, 2), row("isbn", "formal", 2, 1), row("urn-7", "informal", 1, 1)]);
+    let s = summary(&o);
+    assert_eq!((s["lines read"], s["valid"], s["invalid"], s["empty"], s["distinct"]), (8, 6, 1, 1, 4));
+    assert_eq!(reject_messages(&o), [("-".to_owned(), 7, "not-urn".to_owned())]);
+
+    let csv = stdout(&dedup(&["-q", "--stats", "--format", "csv", "-"], input));
+    assert_eq!(csv, "nid,class,occurrences,unique\nexample,formal,3,2\nisbn,formal,2,1\nurn-7,informal,1,1\n");
+    let text = stdout(&dedup(&["-q", "--stats", "-"], input));
+    let cells: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(cells[0], ["nid", "class", "occurrences", "unique"]);
+    let csv_cells: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(cells[1..], csv_cells[..], "the text table holds the csv's rows");
+    // Padded cells, right-aligned counts: every row as wide as the header.
+    let width = text.lines().next().unwrap().len();
+    assert!(text.lines().all(|l| l.len() == width), "{text}");
+
+    for other in ["--count", "--keys", "-d", "--sort=key"] {
+        let o = dedup(&["--stats", other, "-"], input);
+        assert_eq!(o.status.code(), Some(2), "{other}: the classes are not printed");
+        assert!(stderr(&o).contains("cannot be used with"), "{other}: {}", stderr(&o));
+    }
+}
+
+/// `--stats` on a generated dataset: the truth file's classes (`key<TAB>count`)
+/// grouped by the NID of the key give every row, whatever the threads,
+/// the block size, a stream or spilling; the output is the same bytes.
+#[test]
+fn stats_of_a_dataset_are_its_truth_grouped_by_nid() {
+    let dir = TempDir::new("stats");
+    let (data, truth) = generate(&dir, 60_000, 15_000);
+    let mut by_nid: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for line in fs::read_to_string(&truth).unwrap().lines() {
+        let (key, count) = line.split_once('\t').unwrap();
+        let nid = key.split(':').nth(1).unwrap().to_owned();
+        let slot = by_nid.entry(nid).or_default();
+        slot.0 += count.parse::<u64>().unwrap();
+        slot.1 += 1;
+    }
+    assert!(by_nid.len() > 100, "many NIDs: {}", by_nid.len());
+    let spill_dir = dir.path("tmp");
+    fs::create_dir(&spill_dir).unwrap();
+    let bytes = fs::read(&data).unwrap();
+    let mut modes = reading_modes(&data, &bytes);
+    modes.push((vec!["-j2", "--memory-limit", "64KiB", "--temp-dir", &spill_dir, &data], &[]));
+    let mut outputs = Vec::new();
+    for (args, stdin) in modes {
+        let o = dedup(&[&["--stats", "--format", "csv"][..], &args].concat(), stdin);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(summary(&o)["distinct"], 15_000, "{args:?}");
+        assert_eq!(stderr(&o).contains("spilled"), args.contains(&"64KiB"), "{args:?}");
+        let out = stdout(&o);
+        let mut rows: Vec<(u64, String, u64)> = Vec::new();
+        for line in out.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f[1], urnscan::classify_nid(f[0].as_bytes()).as_str(), "{line}");
+            let (occurrences, unique) = (f[2].parse().unwrap(), f[3].parse().unwrap());
+            assert_eq!(by_nid.get(f[0]), Some(&(occurrences, unique)), "{args:?}: {line}");
+            rows.push((occurrences, f[0].to_owned(), unique));
+        }
+        assert_eq!(rows.len(), by_nid.len(), "{args:?}: one row per NID");
+        assert!(rows.windows(2).all(|w| (w[1].0, &w[0].1) < (w[0].0, &w[1].1)), "most lines first, then by NID");
+        outputs.push(out);
+    }
+    assert!(outputs.iter().all(|o| *o == outputs[0]), "same bytes in every mode");
+    assert_eq!(fs::read_dir(&spill_dir).unwrap().count(), 0, "spill files are removed");
 }

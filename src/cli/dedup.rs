@@ -24,7 +24,7 @@ use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolic
 use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
-use super::output::{entry_csv, entry_json, thousands, write_u64};
+use super::output::{entry_csv, entry_json, nid_row_json, nid_table_csv, nid_table_text, thousands, write_u64};
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, nid_filter, DedupArgs, Ui};
 
@@ -103,7 +103,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     // Rejects before the classes, for a reader of both streams.
     reporter.err.flush().context("cannot write to standard error")?;
     let counts = dedup.counts().clone();
-    let finished = print_classes(args, &names, dedup)?;
+    let finished = if args.stats { print_stats(args, dedup, ui.out)? } else { print_classes(args, &names, dedup)? };
     if !args.quiet {
         write_summary(&mut reporter.err, &counts, finished, input_errors, &binary, filtered)
             .context("cannot write to standard error")?;
@@ -300,6 +300,23 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
     }
     let finished = finished.context("cannot read back the spill files")?;
     printer.out.flush().context("cannot write to standard output")?;
+    Ok(finished)
+}
+
+/// Prints the per-NID rows (`--stats`) to stdout instead of the classes.
+fn print_stats(args: &DedupArgs, dedup: LineDedup, palette: Palette) -> Result<Finished> {
+    let (nids, finished) = dedup.finish_stats().context("cannot read back the spill files")?;
+    let mut out = BufWriter::with_capacity(256 << 10, io::stdout().lock());
+    match args.format {
+        DedupFormat::Text => nid_table_text(&mut out, &nids, palette),
+        DedupFormat::Jsonl => nids.rows().try_for_each(|row| {
+            nid_row_json(&mut out, &row)?;
+            out.write_all(b"\n")
+        }),
+        DedupFormat::Csv => nid_table_csv(&mut out, &nids),
+    }
+    .and_then(|()| out.flush())
+    .context("cannot write to standard output")?;
     Ok(finished)
 }
 

@@ -481,6 +481,7 @@ Examples:
   urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
   urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
   urnscan dedup -c -d urns.txt                  the classes of more than one line, with counts
+  urnscan dedup --stats urns.txt                lines and distinct URNs per namespace (NID)
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -520,6 +521,11 @@ pub struct DedupArgs {
     /// Only the classes of more than one line, as `uniq -d` (--min-count 2).
     #[arg(short = 'd', long)]
     repeated: bool,
+    /// Instead of the classes, one row per namespace: the NID, its NID class (RFC 8141 §5), its lines
+    /// (occurrences) and its equivalence classes (unique), most lines first; in text a table, in jsonl
+    /// one object per NID, in csv a record per NID. The summary on stderr is unchanged.
+    #[arg(long, conflicts_with_all = ["sort", "count", "keys", "min_count", "repeated"])]
+    stats: bool,
     /// Output format; jsonl and csv give key, urn, count, nid, path and line of the first occurrence.
     #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
     format: dedup::DedupFormat,

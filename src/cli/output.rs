@@ -1,6 +1,6 @@
 //! Output helpers shared by the subcommands: JSON strings, CSV fields, the
-//! records of distinct URNs (`scan --unique`, `dedup`), numbers and error
-//! classification. A new output format starts here.
+//! records of distinct URNs (`scan --unique`, `dedup`), the per-NID table
+//! (`scan --stats`, `dedup --stats`), numbers and error classification. A new output format starts here.
 //!
 //! Records are printed by the million, so fields are written straight into
 //! the output buffer and checked there, eight bytes at a time, for what
@@ -13,9 +13,14 @@
 //! a `String` per key and `serde_json`'s byte-at-a-time escaping.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use urnscan::dedup::Entry;
+use urnscan::stats::{NidRow, NidStats};
+use urnscan::NidClass;
+
+use super::color::{self, Palette, HEADER};
 
 /// Writes `s` as a JSON string literal (quotes and escapes included).
 /// Nearly every string printed needs no escape (no URN or key can hold
@@ -186,6 +191,66 @@ pub fn entry_csv(out: &mut Vec<u8>, e: &Entry<'_>, path: &str) -> io::Result<()>
     write_u64(out, e.first.offset)?;
     out.push(b'\n');
     Ok(())
+}
+
+/// The per-NID table of `scan --stats` and `dedup --stats`: a header and
+/// one aligned row per NID (nid, class, occurrences, unique), in the order
+/// of `nids`.
+pub fn nid_table_text(out: &mut impl Write, nids: &NidStats, palette: Palette) -> io::Result<()> {
+    // Every cell is padded before it is styled, so codes never shift a column.
+    let nid_w = nids.rows().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
+    let class_w = 12; // "unregistered"
+    let occ_w = nids.rows().map(|s| thousands_len(s.occurrences)).max().unwrap_or(0).max(14);
+    let uniq_w = nids.rows().map(|s| thousands_len(s.unique)).max().unwrap_or(0).max(12);
+    let header = format!("{:<nid_w$}  {:<class_w$}  {:>occ_w$}  {:>uniq_w$}", "nid", "class", "occurrences", "unique");
+    writeln!(out, "{}", palette.paint(HEADER, &header))?;
+    // A dataset can hold hundreds of thousands of NIDs: the rows are written
+    // piece by piece, each class cell formatted once.
+    let mut class_cells: HashMap<NidClass, String> = HashMap::new();
+    for s in nids.rows() {
+        let class = class_cells.entry(s.class).or_insert_with(|| {
+            let name = s.class.as_str();
+            palette.paint(color::nid_class(name), &format!("{name:<class_w$}")).to_string()
+        });
+        out.write_all(s.nid)?;
+        pad(out, nid_w - s.nid.len() + 2)?;
+        out.write_all(class.as_bytes())?;
+        pad(out, 2 + occ_w - thousands_len(s.occurrences))?;
+        write_thousands(out, s.occurrences)?;
+        pad(out, 2 + uniq_w - thousands_len(s.unique))?;
+        write_thousands(out, s.unique)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The per-NID table as CSV, for a spreadsheet: a header and one record per
+/// NID, in the order of the text table. `scan --stats` leaves its totals
+/// out (they have no place in these columns; text and JSON give them).
+pub fn nid_table_csv(out: &mut impl Write, nids: &NidStats) -> io::Result<()> {
+    writeln!(out, "nid,class,occurrences,unique")?;
+    let (mut occurrences, mut unique) = (itoa::Buffer::new(), itoa::Buffer::new());
+    for s in nids.rows() {
+        let fields = [
+            s.nid,
+            s.class.as_str().as_bytes(),
+            occurrences.format(s.occurrences).as_bytes(),
+            unique.format(s.unique).as_bytes(),
+        ];
+        write_csv_record(out, &fields)?;
+    }
+    Ok(())
+}
+
+/// One NID's row as a JSON object (no line end): `{"nid":..,"class":..,
+/// "occurrences":..,"unique":..}`, an element of `scan --stats`'s `nids`
+/// and a line of `dedup --stats --format jsonl`.
+pub fn nid_row_json(out: &mut impl Write, row: &NidRow<'_>) -> io::Result<()> {
+    out.write_all(b"{\"nid\":")?;
+    // NIDs are ASCII by both grammars; lossy only so that a broken table
+    // cannot panic here.
+    json_str(out, &String::from_utf8_lossy(row.nid))?;
+    write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", row.class, row.occurrences, row.unique)
 }
 
 /// Writes `n` in decimal. Output lines are printed by the million, and

@@ -2,7 +2,6 @@
 //! occurrence, the unique URNs, per-NID statistics, the rejected candidates
 //! or only how many of them each input holds.
 
-use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -18,13 +17,13 @@ use urnscan::nid::rules::apply_ns_rules;
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
 use urnscan::stats::{NidRuns, NidStats};
-use urnscan::{ExtractOptions, NidClass, Urn, UrnError};
+use urnscan::{ExtractOptions, Urn, UrnError};
 
-use super::color::{self, Palette, ERROR, HEADER};
+use super::color::{self, Palette, ERROR};
 use super::dedup::SortOrder;
 use super::output::{
-    csv_appended, entry_csv, entry_json, json_appended, json_str, pad, shown, thousands, thousands_len,
-    write_csv_field, write_csv_record, write_thousands, write_u64,
+    csv_appended, entry_csv, entry_json, json_appended, json_str, nid_row_json, nid_table_csv, nid_table_text, shown,
+    thousands, write_csv_field, write_csv_record, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
@@ -333,7 +332,7 @@ impl<W: Write> Printer<'_, W> {
         let unique = outcome.table.len();
         match self.records.format {
             Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered),
-            Format::Csv => write_stats_csv(&mut self.out, nids),
+            Format::Csv => nid_table_csv(&mut self.out, nids),
             Format::Text => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
         }
     }
@@ -663,30 +662,7 @@ fn write_stats_text(
     filtered: bool,
     palette: Palette,
 ) -> io::Result<()> {
-    // Every cell is padded before it is styled, so codes never shift a column.
-    let nid_w = nids.rows().map(|s| s.nid.len()).max().unwrap_or(3).max(3);
-    let class_w = 12; // "unregistered"
-    let occ_w = nids.rows().map(|s| thousands_len(s.occurrences)).max().unwrap_or(0).max(14);
-    let uniq_w = nids.rows().map(|s| thousands_len(s.unique)).max().unwrap_or(0).max(12);
-    let header = format!("{:<nid_w$}  {:<class_w$}  {:>occ_w$}  {:>uniq_w$}", "nid", "class", "occurrences", "unique");
-    writeln!(out, "{}", palette.paint(HEADER, &header))?;
-    // A dataset can hold hundreds of thousands of NIDs: the rows are written
-    // piece by piece, each class cell formatted once.
-    let mut class_cells: HashMap<NidClass, String> = HashMap::new();
-    for s in nids.rows() {
-        let class = class_cells.entry(s.class).or_insert_with(|| {
-            let name = s.class.as_str();
-            palette.paint(color::nid_class(name), &format!("{name:<class_w$}")).to_string()
-        });
-        out.write_all(s.nid)?;
-        pad(out, nid_w - s.nid.len() + 2)?;
-        out.write_all(class.as_bytes())?;
-        pad(out, 2 + occ_w - thousands_len(s.occurrences))?;
-        write_thousands(out, s.occurrences)?;
-        pad(out, 2 + uniq_w - thousands_len(s.unique))?;
-        write_thousands(out, s.unique)?;
-        out.write_all(b"\n")?;
-    }
+    nid_table_text(out, nids, palette)?;
     writeln!(out)?;
     let rows: [(&str, u64); 9] = [
         ("files", t.files),
@@ -720,24 +696,6 @@ fn write_stats_text(
     Ok(())
 }
 
-/// The NID table as CSV, for a spreadsheet: one row per NID, in the order
-/// of the text table. The totals have no place in its columns; the text and
-/// JSON forms give them.
-fn write_stats_csv(out: &mut impl Write, nids: &NidStats) -> io::Result<()> {
-    writeln!(out, "nid,class,occurrences,unique")?;
-    let (mut occurrences, mut unique) = (itoa::Buffer::new(), itoa::Buffer::new());
-    for s in nids.rows() {
-        let fields = [
-            s.nid,
-            s.class.as_str().as_bytes(),
-            occurrences.format(s.occurrences).as_bytes(),
-            unique.format(s.unique).as_bytes(),
-        ];
-        write_csv_record(out, &fields)?;
-    }
-    Ok(())
-}
-
 fn write_stats_json(
     out: &mut impl Write,
     t: &Totals,
@@ -759,13 +717,11 @@ fn write_stats_json(
         write!(out, "{sep}\"{}\":{n}", kind.as_str())?;
     }
     out.write_all(b"},\"nids\":[")?;
-    for (i, s) in nids.rows().enumerate() {
-        let sep = if i > 0 { "," } else { "" };
-        write!(out, "{sep}{{\"nid\":")?;
-        // NIDs are ASCII by both grammars; lossy only so that a broken
-        // table cannot panic here.
-        json_str(out, &String::from_utf8_lossy(s.nid))?;
-        write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", s.class, s.occurrences, s.unique)?;
+    for (i, row) in nids.rows().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        nid_row_json(out, &row)?;
     }
     writeln!(out, "]}}")
 }

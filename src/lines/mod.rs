@@ -68,6 +68,8 @@
 //! positions, merged from the tables on its own ([`FirstSeenEntries`](crate::dedup::FirstSeenEntries),
 //! which `urnscan scan --unique --sort first-seen` shares); key order cuts
 //! the sorted handles. The bytes are those of [`LineDedup::finish`].
+//! Per-NID statistics ([`LineDedup::finish_stats`], `dedup --stats`) need
+//! no order: the tables are counted where they are, in parallel.
 //!
 //! The hot loop allocates nothing per line: the key buffer is reused, the
 //! chunks' record vectors are kept from block to block, and the tables keep
@@ -161,6 +163,7 @@ use crate::error::{ErrorKind, UrnError};
 use crate::grammar::{Grammar, MAX_URN_LEN};
 use crate::nid::NidFilter;
 use crate::source::Whole;
+use crate::stats::{NidRuns, NidStats};
 
 mod condense;
 mod judge;
@@ -655,6 +658,46 @@ impl LineDedup {
         match self.spill.take() {
             None => Ok(Finished { distinct: write_tables(&mut self.tables, order, format, out)?, spilled: false }),
             Some(spill) => merge_runs(spill, self.limit, order, &mut one_by_one(format, out)),
+        }
+    }
+
+    /// The classes counted by NID instead of handed out: per NID, its
+    /// lines ([`NidRow::occurrences`](crate::stats::NidRow::occurrences))
+    /// and its classes ([`NidRow::unique`](crate::stats::NidRow::unique)),
+    /// the rows [`LineDedup::finish`] would give if its classes were
+    /// grouped by NID. In memory, the partitions are counted where they
+    /// are, in parallel ([`NidStats::from_tables`]): no class is sorted or
+    /// formatted. Spilled, the classes come back from the spill files in
+    /// key order, where a NID's keys are one run ([`NidRuns`]).
+    ///
+    /// ```
+    /// use urnscan::lines::{DedupOptions, LineDedup};
+    /// use urnscan::NidClass;
+    ///
+    /// let mut dedup = LineDedup::new(DedupOptions::default());
+    /// dedup.add_bytes(b"urn:ISBN:0451450523\nURN:isbn:0451450523\nurn:isbn:0140449116\nurn:x-acme:a\n", 0, &mut |_| Ok(()))?;
+    /// let (stats, finished) = dedup.finish_stats()?;
+    /// let rows: Vec<(&[u8], NidClass, u64, u64)> =
+    ///     stats.rows().map(|r| (r.nid, r.class, r.occurrences, r.unique)).collect();
+    /// assert_eq!(rows, [(&b"isbn"[..], NidClass::Formal, 3, 2), (b"x-acme", NidClass::Experimental, 1, 1)]);
+    /// assert_eq!(finished.distinct, 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn finish_stats(mut self) -> io::Result<(NidStats, Finished)> {
+        self.prepare_output()?;
+        match self.spill.take() {
+            None => {
+                let distinct = self.table_len() as u64;
+                Ok((NidStats::from_tables(&self.tables), Finished { distinct, spilled: false }))
+            }
+            Some(spill) => {
+                let mut runs = NidRuns::default();
+                let finished = merge_runs(spill, self.limit, Order::Key, &mut |e| {
+                    runs.add(e.nid(), e.count);
+                    Ok(())
+                })?;
+                Ok((runs.into_stats(), finished))
+            }
         }
     }
 

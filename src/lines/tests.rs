@@ -445,3 +445,92 @@ fn bytes_per_distinct_key() {
     );
     assert_eq!(len, 1_000_000);
 }
+
+/// The rows of [`LineDedup::finish_stats`], from the classes [`LineDedup::finish`]
+/// gives, grouped by the NID of their key in a map: (nid, occurrences,
+/// unique), most occurrences first, then by NID.
+fn classes_grouped_by_nid(dedup: LineDedup) -> (Vec<(Vec<u8>, u64, u64)>, u64) {
+    let mut by_nid: BTreeMap<Vec<u8>, (u64, u64)> = BTreeMap::new();
+    let mut classes = 0;
+    dedup
+        .finish(Order::FirstSeen, &mut |e| {
+            let nid = e.key.split(|&b| b == b':').nth(1).unwrap().to_vec();
+            let slot = by_nid.entry(nid).or_default();
+            slot.0 += e.count;
+            slot.1 += 1;
+            classes += 1;
+            Ok(())
+        })
+        .unwrap();
+    let mut rows: Vec<(Vec<u8>, u64, u64)> = by_nid.into_iter().map(|(nid, (o, u))| (nid, o, u)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (rows, classes)
+}
+
+/// Lines of `nids` spelled in several cases, with NSS of a few classes.
+fn lines_of_nids(nids: &[(usize, u8, bool)]) -> Vec<u8> {
+    const NIDS: [&str; 5] = ["ab", "Ab-C", "isbn", "x-acme", "urn-7"];
+    let mut out = Vec::new();
+    for &(nid, nss, upper) in nids {
+        let nid = NIDS[nid % NIDS.len()];
+        let nid = if upper { nid.to_ascii_uppercase() } else { nid.to_owned() };
+        out.extend_from_slice(format!("urn:{nid}:{}%2f\n", nss % 7).as_bytes());
+    }
+    out
+}
+
+proptest::proptest! {
+    /// Per-NID rows equal the classes grouped by NID in a plain map, in
+    /// memory and spilled (the rows then come from the spill files in key
+    /// order), with each NID's class from the classifier.
+    #[test]
+    fn nid_stats_are_the_classes_grouped_by_nid(
+        nids in proptest::collection::vec((0usize..5, 0u8..20, proptest::bool::ANY), 0..400),
+        spill: bool,
+    ) {
+        let input = lines_of_nids(&nids);
+        let opts = DedupOptions { memory_limit: spill.then_some(1), ..opts() };
+        let feed = |opts: DedupOptions| {
+            let mut dedup = LineDedup::new(opts);
+            dedup.add_bytes(&input, 0, &mut |_| Ok(())).unwrap();
+            dedup
+        };
+        let (want, classes) = classes_grouped_by_nid(feed(opts.clone()));
+        let (stats, finished) = feed(opts).finish_stats().unwrap();
+        let got: Vec<(Vec<u8>, u64, u64)> = stats.rows().map(|r| (r.nid.to_vec(), r.occurrences, r.unique)).collect();
+        proptest::prop_assert_eq!(got, want);
+        proptest::prop_assert!(stats.rows().all(|r| r.class == crate::classify_nid(r.nid)));
+        proptest::prop_assert_eq!(finished, Finished { distinct: classes, spilled: spill && !input.is_empty() });
+    }
+}
+
+/// The same on the mixed input, whole, streamed in small blocks and
+/// spilled at every level: rejected and empty lines count in no row.
+#[test]
+fn nid_stats_of_mixed_input_in_every_mode() {
+    let mixed = String::from_utf8(mixed_input(30_000)).unwrap();
+    let input = mixed.replace("ex:1", "zz:1").replace("EX:2", "Zz:2").replace("Ex:3", "b-c:3").into_bytes();
+    let feed = |opts: DedupOptions, stream: bool| {
+        let mut dedup = LineDedup::new(opts);
+        if stream {
+            dedup.add_reader(&mut &input[..], 0, &mut |_| Ok(())).unwrap();
+        } else {
+            dedup.add_bytes(&input, 0, &mut |_| Ok(())).unwrap();
+        }
+        dedup
+    };
+    let (want, classes) = classes_grouped_by_nid(feed(opts(), false));
+    // `urn:a:` lines are rejected (a NID has 2 to 32 characters).
+    let mut nids: Vec<&[u8]> = want.iter().map(|r| r.0.as_slice()).collect();
+    nids.sort();
+    assert_eq!(nids, [&b"b-c"[..], b"ex", b"zz"]);
+    for (opts, stream) in [
+        (opts(), false),
+        (DedupOptions { block_size: 1, ..opts() }, true),
+        (DedupOptions { memory_limit: Some(1), ..opts() }, false),
+    ] {
+        let (stats, finished) = feed(opts, stream).finish_stats().unwrap();
+        let got: Vec<(Vec<u8>, u64, u64)> = stats.rows().map(|r| (r.nid.to_vec(), r.occurrences, r.unique)).collect();
+        assert_eq!((got, finished.distinct), (want.clone(), classes));
+    }
+}
