@@ -709,6 +709,27 @@ fn stats_count_lines_and_classes_per_nid() {
     let width = text.lines().next().unwrap().len();
     assert!(text.lines().all(|l| l.len() == width), "{text}");
 
+    // One JSON object: the summary's counts and the same rows.
+    let o = dedup(&["-q", "--stats", "--format", "json", "-"], input);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let want = serde_json::json!({
+        "lines": 8, "valid": 6, "invalid": 1, "empty": 1, "distinct": 4,
+        "binary_files": 0, "compressed_files": 0, "unreadable_files": 0,
+        "invalid_kinds": {"not-urn": 1}, "nids": rows,
+    });
+    assert_eq!(json, want);
+    // With --nid, `excluded` (the isbn and urn-7 lines); an unreadable input is counted.
+    let o = dedup(&["-q", "--stats", "--format", "json", "--nid", "example", "-", "no/such/file"], input);
+    assert_eq!(o.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((&json["valid"], &json["excluded"], &json["distinct"]), (&3.into(), &3.into(), &2.into()));
+    assert_eq!((&json["unreadable_files"], &json["nids"]), (&1.into(), &serde_json::json!([rows[0]])));
+    // Without --stats, json is jsonl.
+    assert_eq!(
+        dedup(&["-q", "--format", "json", "-"], input).stdout,
+        dedup(&["-q", "--format", "jsonl", "-"], input).stdout
+    );
+
     for other in ["--count", "--keys", "-d", "--sort=key"] {
         let o = dedup(&["--stats", other, "-"], input);
         assert_eq!(o.status.code(), Some(2), "{other}: the classes are not printed");
@@ -755,6 +776,17 @@ fn stats_of_a_dataset_are_its_truth_grouped_by_nid() {
         assert_eq!(rows.len(), by_nid.len(), "{args:?}: one row per NID");
         assert!(rows.windows(2).all(|w| (w[1].0, &w[0].1) < (w[0].0, &w[1].1)), "most lines first, then by NID");
         outputs.push(out);
+    }
+    // The JSON object: gen writes exactly lines * 10 / 1000 invalid lines, none empty.
+    let o = dedup(&["--stats", "--format", "json", &data], b"");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let counts: Vec<u64> = ["lines", "valid", "invalid", "empty", "distinct"].map(|f| json[f].as_u64().unwrap()).into();
+    assert_eq!(counts, [60_000, 59_400, 600, 0, 15_000]);
+    let nids = json["nids"].as_array().unwrap();
+    assert_eq!(nids.len(), by_nid.len());
+    for row in nids {
+        let nid = row["nid"].as_str().unwrap();
+        assert_eq!(Some(&(row["occurrences"].as_u64().unwrap(), row["unique"].as_u64().unwrap())), by_nid.get(nid));
     }
     assert!(outputs.iter().all(|o| *o == outputs[0]), "same bytes in every mode");
     assert_eq!(fs::read_dir(&spill_dir).unwrap().count(), 0, "spill files are removed");

@@ -21,10 +21,13 @@ use urnscan::decompress;
 use urnscan::dedup::Entry;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
 use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, WalkOptions};
+use urnscan::stats::NidStats;
 use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
-use super::output::{entry_csv, entry_json, nid_row_json, nid_table_csv, nid_table_text, thousands, write_u64};
+use super::output::{
+    entry_csv, entry_json, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands, write_u64,
+};
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, nid_filter, DedupArgs, Ui};
 
@@ -35,6 +38,8 @@ pub enum DedupFormat {
     Text,
     /// One JSON object per class: key, urn, count, nid, path, line.
     Jsonl,
+    /// With --stats, one JSON object: the summary's counts and the NID rows; otherwise as jsonl.
+    Json,
     /// Comma-separated: key,urn,count,nid,path,line, with a header row.
     Csv,
 }
@@ -102,20 +107,30 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     progress.finish();
     // Rejects before the classes, for a reader of both streams.
     reporter.err.flush().context("cannot write to standard error")?;
-    let counts = dedup.counts().clone();
-    let finished = if args.stats { print_stats(args, dedup, ui.out)? } else { print_classes(args, &names, dedup)? };
+    let summary = Summary { counts: dedup.counts().clone(), input_errors, binary, filtered };
+    let finished =
+        if args.stats { print_stats(args, dedup, &summary, ui.out)? } else { print_classes(args, &names, dedup)? };
     if !args.quiet {
-        write_summary(&mut reporter.err, &counts, finished, input_errors, &binary, filtered)
-            .context("cannot write to standard error")?;
+        write_summary(&mut reporter.err, &summary, finished).context("cannot write to standard error")?;
     }
     reporter.err.flush().context("cannot write to standard error")?;
     Ok(if input_errors > 0 {
         ExitCode::from(2)
-    } else if args.strict && counts.invalid_total() > 0 {
+    } else if args.strict && summary.counts.invalid_total() > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the summary reports besides the classes: the lines' counts, the
+/// inputs that could not be read, binary and compressed inputs, and
+/// whether `--nid` left some namespaces out.
+struct Summary {
+    counts: LineCounts,
+    input_errors: u64,
+    binary: BinaryCounts,
+    filtered: bool,
 }
 
 /// Binary inputs seen, and what is done with them; and inputs read as they
@@ -303,8 +318,9 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
     Ok(finished)
 }
 
-/// Prints the per-NID rows (`--stats`) to stdout instead of the classes.
-fn print_stats(args: &DedupArgs, dedup: LineDedup, palette: Palette) -> Result<Finished> {
+/// Prints the per-NID rows (`--stats`) to stdout instead of the classes;
+/// as JSON, in one object with the summary's counts.
+fn print_stats(args: &DedupArgs, dedup: LineDedup, summary: &Summary, palette: Palette) -> Result<Finished> {
     let (nids, finished) = dedup.finish_stats().context("cannot read back the spill files")?;
     let mut out = BufWriter::with_capacity(256 << 10, io::stdout().lock());
     match args.format {
@@ -313,6 +329,7 @@ fn print_stats(args: &DedupArgs, dedup: LineDedup, palette: Palette) -> Result<F
             nid_row_json(&mut out, &row)?;
             out.write_all(b"\n")
         }),
+        DedupFormat::Json => write_stats_json(&mut out, summary, finished, &nids),
         DedupFormat::Csv => nid_table_csv(&mut out, &nids),
     }
     .and_then(|()| out.flush())
@@ -387,7 +404,7 @@ impl<'a> Printer<'a, &mut Vec<u8>> {
                 }
                 self.out.write_all(b"\n")
             }
-            DedupFormat::Jsonl => entry_json(self.out, e, self.path(e), "line"),
+            DedupFormat::Jsonl | DedupFormat::Json => entry_json(self.out, e, self.path(e), "line"),
             DedupFormat::Csv => entry_csv(self.out, e, self.path(e)),
         }
     }
@@ -397,17 +414,11 @@ impl<'a> Printer<'a, &mut Vec<u8>> {
     }
 }
 
-fn write_summary(
-    out: &mut impl Write,
-    counts: &LineCounts,
-    finished: Finished,
-    input_errors: u64,
-    binary: &BinaryCounts,
-    filtered: bool,
-) -> io::Result<()> {
+fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) -> io::Result<()> {
+    let Summary { counts, input_errors, binary, filtered } = summary;
     writeln!(out, "{:<12} {}", "lines read", thousands(counts.lines))?;
     writeln!(out, "{:<12} {}", "valid", thousands(counts.valid))?;
-    if filtered {
+    if *filtered {
         // URN lines of the namespaces --nid leaves out.
         writeln!(out, "{:<12} {}", "excluded", thousands(counts.excluded))?;
     }
@@ -425,8 +436,8 @@ fn write_summary(
         let files = if binary.seen == 1 { "file" } else { "files" };
         writeln!(out, "{:<12} {} {files} ({what}: a NUL byte in the first 8 KiB)", "binary", thousands(binary.seen))?;
     }
-    if input_errors > 0 {
-        writeln!(out, "{:<12} {}", "unreadable", thousands(input_errors))?;
+    if *input_errors > 0 {
+        writeln!(out, "{:<12} {}", "unreadable", thousands(*input_errors))?;
     }
     // Compressed bytes read as text are rejected lines too: that hint first.
     if binary.compressed > 0 {
@@ -435,6 +446,28 @@ fn write_summary(
         writeln!(out, "{TEXT_HINT}")?;
     }
     Ok(())
+}
+
+/// `dedup --stats --format json`: the summary's counts (`excluded` only
+/// with `--nid`, as in the summary; not whether the tables spilled, since
+/// `--memory-limit` never changes stdout) and the NID rows, in one object
+/// on one line, as `scan --stats --format json` gives its own.
+fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished, nids: &NidStats) -> io::Result<()> {
+    let Summary { counts, input_errors, binary, filtered } = summary;
+    write!(out, "{{\"lines\":{},\"valid\":{},", counts.lines, counts.valid)?;
+    if *filtered {
+        write!(out, "\"excluded\":{},", counts.excluded)?;
+    }
+    write!(
+        out,
+        "\"invalid\":{},\"empty\":{},\"distinct\":{},\"binary_files\":{},\"compressed_files\":{},\"unreadable_files\":{input_errors},",
+        counts.invalid_total(),
+        counts.empty,
+        finished.distinct,
+        binary.seen,
+        binary.compressed,
+    )?;
+    kinds_and_nids_json(out, &counts.invalid, nids)
 }
 
 /// Said after the summary when [`reads_like_text`].

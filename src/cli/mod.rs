@@ -482,6 +482,7 @@ Examples:
   urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
   urnscan dedup -c -d urns.txt                  the classes of more than one line, with counts
   urnscan dedup --stats urns.txt                lines and distinct URNs per namespace (NID)
+  urnscan dedup --stats --format json urns.txt  the same and the summary's counts, one JSON object
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
@@ -523,7 +524,8 @@ pub struct DedupArgs {
     repeated: bool,
     /// Instead of the classes, one row per namespace: the NID, its NID class (RFC 8141 §5), its lines
     /// (occurrences) and its equivalence classes (unique), most lines first; in text a table, in jsonl
-    /// one object per NID, in csv a record per NID. The summary on stderr is unchanged.
+    /// one object per NID, in csv a record per NID, in json one object with the summary's counts and
+    /// the rows. The summary on stderr is unchanged.
     #[arg(long, conflicts_with_all = ["sort", "count", "keys", "min_count", "repeated"])]
     stats: bool,
     /// Output format; jsonl and csv give key, urn, count, nid, path and line of the first occurrence.

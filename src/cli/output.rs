@@ -13,12 +13,12 @@
 //! a `String` per key and `serde_json`'s byte-at-a-time escaping.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use urnscan::dedup::Entry;
 use urnscan::stats::{NidRow, NidStats};
-use urnscan::NidClass;
+use urnscan::{ErrorKind, NidClass};
 
 use super::color::{self, Palette, HEADER};
 
@@ -251,6 +251,25 @@ pub fn nid_row_json(out: &mut impl Write, row: &NidRow<'_>) -> io::Result<()> {
     // cannot panic here.
     json_str(out, &String::from_utf8_lossy(row.nid))?;
     write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", row.class, row.occurrences, row.unique)
+}
+
+/// The end of the one JSON object of `scan --stats` and `dedup --stats`
+/// (after the counts each command has): `"invalid_kinds":{kind: n},
+/// "nids":[row, ...]}` and the line end.
+pub fn kinds_and_nids_json(out: &mut impl Write, kinds: &BTreeMap<ErrorKind, u64>, nids: &NidStats) -> io::Result<()> {
+    out.write_all(b"\"invalid_kinds\":{")?;
+    for (i, (kind, n)) in kinds.iter().enumerate() {
+        let sep = if i > 0 { "," } else { "" };
+        write!(out, "{sep}\"{}\":{n}", kind.as_str())?;
+    }
+    out.write_all(b"},\"nids\":[")?;
+    for (i, row) in nids.rows().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        nid_row_json(out, &row)?;
+    }
+    writeln!(out, "]}}")
 }
 
 /// Writes `n` in decimal. Output lines are printed by the million, and

@@ -22,8 +22,8 @@ use urnscan::{ExtractOptions, Urn, UrnError};
 use super::color::{self, Palette, ERROR};
 use super::dedup::SortOrder;
 use super::output::{
-    csv_appended, entry_csv, entry_json, json_appended, json_str, nid_row_json, nid_table_csv, nid_table_text, shown,
-    thousands, write_csv_field, write_csv_record, write_u64,
+    csv_appended, entry_csv, entry_json, json_appended, json_str, kinds_and_nids_json, nid_table_csv, nid_table_text,
+    shown, thousands, write_csv_field, write_csv_record, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
@@ -711,19 +711,8 @@ fn write_stats_json(
     if filtered {
         write!(out, "\"excluded\":{},", t.excluded)?;
     }
-    write!(out, "\"invalid\":{},\"unique\":{},\"invalid_kinds\":{{", t.invalid(), unique)?;
-    for (i, (kind, n)) in t.invalid_kinds.iter().enumerate() {
-        let sep = if i > 0 { "," } else { "" };
-        write!(out, "{sep}\"{}\":{n}", kind.as_str())?;
-    }
-    out.write_all(b"},\"nids\":[")?;
-    for (i, row) in nids.rows().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        nid_row_json(out, &row)?;
-    }
-    writeln!(out, "]}}")
+    write!(out, "\"invalid\":{},\"unique\":{},", t.invalid(), unique)?;
+    kinds_and_nids_json(out, &t.invalid_kinds, nids)
 }
 
 #[cfg(test)]
