@@ -360,9 +360,10 @@ fn url_lines(tag: &str, n: usize) -> (Vec<u8>, Vec<String>) {
 
 /// Archives read without `-z` (whose bytes show at most the URNs the
 /// compressor left as literals) end the run with a hint on stderr that
-/// counts them, whichever way they are read: a small file whole, a large
-/// one streamed (`--mmap never`) or mapped, stdin as a pipe or as a file;
-/// not with `-z`, not under `-q`, not for plain text.
+/// counts them and names the first three, whichever way they are read: a
+/// small file whole, a large one streamed (`--mmap never`) or mapped, stdin
+/// as a pipe or as a file; not with `-z`, not under `-q`, not for plain
+/// text.
 #[test]
 fn archives_read_as_they_are_get_a_hint_to_use_z() {
     let dir = tempfile::tempdir().unwrap();
@@ -382,13 +383,20 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
         .collect();
     let big = write(dir.path(), "big.gz", &gzip(&noise));
     assert!(fs::metadata(&big).unwrap().len() > 1 << 20);
-    let one = "hint: 1 input starts with a gzip or zstd header and was read as it is: add -z to decompress it\n";
-    let two = "hint: 2 inputs start with a gzip or zstd header and were read as they are: add -z to decompress them\n";
+    let one = |name: &str| {
+        format!(
+            "hint: 1 input ({name}) starts with a gzip or zstd header and was read as it is: add -z to decompress it\n"
+        )
+    };
+    let many = |n: usize, names: &str| {
+        format!("hint: {n} inputs ({names}) start with a gzip or zstd header and were read as they are: add -z to decompress them\n")
+    };
+    let two = many(2, &format!("{gz}, {zst}"));
     for mmap in ["never", "always"] {
-        assert_eq!(urnscan(&["scan", "--mmap", mmap, &big]).err, one, "--mmap {mmap}");
+        assert_eq!(urnscan(&["scan", "--mmap", mmap, &big]).err, one(&big), "--mmap {mmap}");
     }
     let o = urnscan(&["scan", &gz, &txt, &zst]);
-    assert_eq!((o.code, o.err.as_str()), (Some(0), two), "the text's URNs are found");
+    assert_eq!((o.code, o.err.as_str()), (Some(0), two.as_str()), "the text's URNs are found");
     // `--stats` counts them too: a `compressed` row when there are any,
     // `compressed_files` in JSON always.
     let row = |args: &[&str]| {
@@ -404,16 +412,27 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
     assert_eq!(urnscan(&["scan", "-z", &gz, &txt, &zst]).err, "");
     assert_eq!(urnscan(&["scan", "-q", &gz]).err, "");
     assert_eq!(urnscan(&["scan", &txt]).err, "");
-    assert_eq!(urnscan_in(&["scan"], &gzip(&text)).err, one, "stdin from a file");
+    assert_eq!(urnscan_in(&["scan"], &gzip(&text)).err, one("stdin"), "stdin from a file");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
     cmd.args(["scan", "-c"]);
     let o = common::run_fed(cmd, &zstd(&text));
-    assert_eq!(String::from_utf8_lossy(&o.stderr), one, "a pipe");
+    assert_eq!(String::from_utf8_lossy(&o.stderr), one("stdin"), "a pipe");
     // `dedup` says it after its summary, instead of the hint for text.
     let o = urnscan(&["dedup", &gz, &zst]);
-    assert!(o.err.ends_with(two), "{}", o.err);
+    assert!(o.err.ends_with(&two), "{}", o.err);
     assert!(!o.err.contains("scan --unique"), "{}", o.err);
     assert!(!urnscan(&["dedup", "-z", &gz, &zst]).err.contains("gzip"));
+    // Of a directory, the first three in walking order, and how many more.
+    let archives = dir.path().join("archives");
+    fs::create_dir(&archives).unwrap();
+    for name in ["d.gz", "a.gz", "c.zst", "b.gz"] {
+        write(&archives, name, &gzip(b"urn:ab:x\n"));
+    }
+    let path = |name: &str| archives.join(name).to_string_lossy().into_owned();
+    let names = format!("{}, {}, {} and 1 more", path("a.gz"), path("b.gz"), path("c.zst"));
+    let dir_arg = archives.to_string_lossy().into_owned();
+    assert_eq!(urnscan(&["scan", "-c", &dir_arg]).err, many(4, &names));
+    assert!(urnscan(&["dedup", &dir_arg]).err.ends_with(&many(4, &names)));
 }
 
 #[test]

@@ -142,13 +142,20 @@ struct BinaryCounts {
     skipped: u64,
     decompress: bool,
     compressed: u64,
+    /// The first of them, by name, for the hint.
+    compressed_names: Vec<String>,
 }
 
 impl BinaryCounts {
-    /// Counts an input whose first bytes (decoded ones with `-z`) are
-    /// `head`; true if it is to be skipped.
-    fn skips(&mut self, head: &[u8]) -> bool {
-        self.compressed += u64::from(!self.decompress && decompress::Codec::sniff(head).is_some());
+    /// Counts input `name`, whose first bytes (decoded ones with `-z`)
+    /// are `head`; true if it is to be skipped.
+    fn skips(&mut self, name: &str, head: &[u8]) -> bool {
+        if !self.decompress && decompress::Codec::sniff(head).is_some() {
+            self.compressed += 1;
+            if self.compressed_names.len() < super::COMPRESSED_NAMED {
+                self.compressed_names.push(name.to_owned());
+            }
+        }
         if !source::is_binary(head) {
             return false;
         }
@@ -175,9 +182,10 @@ fn feed(
         Ok(opened) => opened,
         Err(e) => return Ok(Err(e)),
     };
+    let name = &input.display();
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
     let reader = match opened.contents {
-        Contents::Whole(whole) if binary.skips(whole.as_bytes()) => return Ok(Ok(())),
+        Contents::Whole(whole) if binary.skips(name, whole.as_bytes()) => return Ok(Ok(())),
         Contents::Whole(whole) => {
             let fed = dedup.add_whole(&whole, file, &mut sink);
             if fed.is_ok() && whole.changed_during_use() {
@@ -191,7 +199,7 @@ fn feed(
         Contents::Pipe(pipe) => pipe.into_reader(),
     };
     let peeked = source::peek(reader, source::BINARY_PROBE);
-    if binary.skips(&peeked.head) {
+    if binary.skips(name, &peeked.head) {
         return Ok(Ok(()));
     }
     let mut reader = match opened.codec {
@@ -441,7 +449,7 @@ fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) ->
     }
     // Compressed bytes read as text are rejected lines too: that hint first.
     if binary.compressed > 0 {
-        writeln!(out, "{}", super::compressed_hint(binary.compressed))?;
+        writeln!(out, "{}", super::compressed_hint(binary.compressed, &binary.compressed_names))?;
     } else if reads_like_text(counts) {
         writeln!(out, "{TEXT_HINT}")?;
     }

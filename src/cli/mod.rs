@@ -636,15 +636,28 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// What `scan` and `dedup` say on stderr after a run that read `n` (> 0)
 /// compressed inputs as they are: their bytes show at most the URNs the
 /// compressor happened to leave as literals, and nothing else would tell
-/// the user why the rest are missing.
-fn compressed_hint(n: u64) -> String {
+/// the user why the rest are missing. `named` are the first of them (at
+/// most [`COMPRESSED_NAMED`]), so that in a directory of many files the
+/// user sees which.
+fn compressed_hint(n: u64, named: &[String]) -> String {
     let (inputs, start, read, them) = if n == 1 {
         ("input", "starts", "was read as it is", "it")
     } else {
         ("inputs", "start", "were read as they are", "them")
     };
-    format!("hint: {n} {inputs} {start} with a gzip or zstd header and {read}: add -z to decompress {them}")
+    // Standard input is `-` in the records, but "(-)" reads as a typo.
+    let shown: Vec<&str> = named.iter().map(|n| if n == "-" { "stdin" } else { n }).collect();
+    let mut names = shown.join(", ");
+    let more = n.saturating_sub(named.len() as u64);
+    if more > 0 && !named.is_empty() {
+        names.push_str(&format!(" and {more} more"));
+    }
+    let names = if names.is_empty() { names } else { format!(" ({names})") };
+    format!("hint: {n} {inputs}{names} {start} with a gzip or zstd header and {read}: add -z to decompress {them}")
 }
+
+/// How many compressed inputs read as they are [`compressed_hint`] names.
+const COMPRESSED_NAMED: usize = 3;
 
 /// The filter of `--nid` (none when not given), its NIDs checked against
 /// the grammar of the run.

@@ -101,6 +101,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         shown: 0,
         ui,
         progress: &progress,
+        compressed: Vec::new(),
     };
     let mut outcome = match job::run(&paths, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
@@ -122,7 +123,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     printer.out.flush().context("cannot write to standard output")?;
     if outcome.totals.compressed > 0 && !args.quiet {
         // Not being able to say it is no reason to fail a finished run.
-        let _ = writeln!(io::stderr().lock(), "{}", super::compressed_hint(outcome.totals.compressed));
+        let hint = super::compressed_hint(outcome.totals.compressed, &printer.compressed);
+        let _ = writeln!(io::stderr().lock(), "{hint}");
     }
     // For a person watching: a pipe or a log gets only what the input
     // decides (and `--progress` ends with the same figures there).
@@ -219,6 +221,8 @@ struct Printer<'p, W: Write> {
     ui: Ui,
     /// Input errors on stderr are written around it.
     progress: &'p Progress,
+    /// The first inputs read as they are although compressed, for the hint.
+    compressed: Vec<String>,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -629,6 +633,13 @@ impl<W: Write> Sink for Printer<'_, W> {
             PerInput::Nothing => self.shown >= self.max_count,
         };
         Ok(if enough { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+    }
+
+    fn input_compressed(&mut self, file: FileRef<'_>) -> io::Result<()> {
+        if self.compressed.len() < super::COMPRESSED_NAMED {
+            self.compressed.push(file.name.to_owned());
+        }
+        Ok(())
     }
 
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {

@@ -289,6 +289,15 @@ pub trait Sink {
         let _ = (file, totals);
         Ok(())
     }
+    /// `file` starts with a gzip or zstd header and is read as it is
+    /// (no [`JobOptions::decompress`]): once per input that
+    /// [`Totals::compressed`] counts, before its events (a pipe's, after
+    /// them: it is known from its first block). A sink can name these
+    /// inputs to its user. The default does nothing.
+    fn input_compressed(&mut self, file: FileRef<'_>) -> io::Result<()> {
+        let _ = file;
+        Ok(())
+    }
     /// The counts of `file`'s events so far, after each window of a large
     /// file and each block of a stream, once their events were handed
     /// over (and their keys taken). A sink that has seen enough of this
@@ -704,7 +713,10 @@ impl Consumer<'_> {
             Processed::Live(reader) => {
                 let probe = scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome)?;
                 self.outcome.totals.binary += u64::from(probe.binary);
-                self.outcome.totals.compressed += u64::from(probe.compressed);
+                if probe.compressed {
+                    self.outcome.totals.compressed += 1;
+                    self.sink.input_compressed(file)?;
+                }
                 Ok(())
             }
             Processed::Unread(contents) => {
@@ -718,6 +730,7 @@ impl Consumer<'_> {
             }
             Processed::Compressed(inner) => {
                 self.outcome.totals.compressed += 1;
+                self.sink.input_compressed(file)?;
                 self.consume(index, input, *inner)
             }
             Processed::Skipped => {
