@@ -1,6 +1,7 @@
 //! Output helpers shared by the subcommands: JSON strings, CSV fields, the
 //! records of distinct URNs (`scan --unique`, `dedup`), the per-NID table
-//! (`scan --stats`, `dedup --stats`), numbers and error classification. A new output format starts here.
+//! (`scan --stats`, `dedup --stats`), numbers and error classification. A
+//! new output format starts here.
 //!
 //! Records are printed by the million, so fields are written straight into
 //! the output buffer and checked there, eight bytes at a time, for what
