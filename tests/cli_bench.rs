@@ -17,6 +17,11 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("bench --format json prints one JSON object")
 }
 
+/// The NID of a key (`urn:NID:...`, lower-cased already).
+fn nid(key: &str) -> &str {
+    key.split(':').nth(1).unwrap()
+}
+
 /// A generated corpus, the number of distinct keys its truth file lists,
 /// and the number of URN occurrences (a line each).
 fn corpus(dir: &Path) -> (String, usize, usize) {
@@ -46,11 +51,11 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     assert_eq!(report["bytes"], 2 * 1024 * 1024);
 
     let one = phases(&report, 1);
-    for phase in ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ sort"] {
+    let layers = ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ NID stats", "+ sort"];
+    for phase in layers {
         assert!(one.iter().any(|p| p == phase), "no {phase:?} row at 1 thread: {one:?}");
     }
-    let two = phases(&report, 2);
-    assert_eq!(two, ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ sort"]);
+    assert_eq!(phases(&report, 2), layers);
 
     // The best kernel is measured once more with the other prefetch setting.
     let best = report["kernel"].as_str().unwrap();
@@ -74,6 +79,11 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     for r in rows(&report).iter().filter(|r| r["phase"] == "+ dedup" || r["phase"] == "+ sort") {
         assert_eq!(count(r), distinct as u64, "{} at {} threads", r["phase"], r["threads"]);
     }
+    let truth = fs::read_to_string(dir.path().join("truth.tsv")).unwrap();
+    let nids: HashSet<&str> = truth.lines().map(|l| nid(l.rsplit('\t').next().unwrap())).collect();
+    for r in rows(&report).iter().filter(|r| r["phase"] == "+ NID stats") {
+        assert_eq!((count(r), r["counted"].as_str()), (nids.len() as u64, Some("nids")), "{} threads", r["threads"]);
+    }
     for r in rows(&report).iter().filter(|r| r["phase"] == "floor") {
         assert_eq!(r["ratio_to_floor"], 1.0);
     }
@@ -82,7 +92,7 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     // validation on, and divides by the row's own time.
     for r in rows(&report) {
         let phase = r["phase"].as_str().unwrap();
-        if ["search + validate", "+ dedup", "+ sort"].contains(&phase) {
+        if ["search + validate", "+ dedup", "+ NID stats", "+ sort"].contains(&phase) {
             assert_eq!(r["urns"].as_u64(), Some(occurrences as u64), "{phase}");
             let rate = r["urns_per_second"].as_f64().unwrap();
             let want = occurrences as f64 / r["seconds"].as_f64().unwrap();
@@ -202,7 +212,17 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
     assert!(distinct_lines as u64 > distinct, "the dataset spells keys in more than one way");
 
     let report = json(&urnscan(&["bench", "--lines", "--runs", "1", "-j", "2", "--format", "json", f]));
-    let want = ["floor", "floor + map", "line ends", "+ parse", "+ dedup", "+ first-seen output", "lines in a HashSet"];
+    let nids = truth.lines().map(|l| nid(l.split('\t').next().unwrap())).collect::<HashSet<_>>().len() as u64;
+    let want = [
+        "floor",
+        "floor + map",
+        "line ends",
+        "+ parse",
+        "+ dedup",
+        "+ NID stats",
+        "+ first-seen output",
+        "lines in a HashSet",
+    ];
     assert_eq!(phases(&report, 1), want);
     assert_eq!(phases(&report, 2), want);
     let count = |r: &serde_json::Value| r["count"].as_u64().unwrap();
@@ -214,6 +234,9 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
             }
             "+ dedup" | "+ first-seen output" => {
                 assert_eq!((count(r), r["urns"].as_u64()), (distinct, Some(valid)), "{}", r["phase"]);
+            }
+            "+ NID stats" => {
+                assert_eq!((count(r), r["counted"].as_str(), r["urns"].as_u64()), (nids, Some("nids"), Some(valid)))
             }
             "lines in a HashSet" => {
                 assert_eq!((count(r), r["urns"].as_u64()), (distinct_lines as u64, Some(lines)));

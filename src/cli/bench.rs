@@ -20,10 +20,12 @@
 //!    scanned it, from the key shapes its scan kept ([`scan_windows_keyed`]),
 //!    then each window's keys inserted into a sharded key table ([`absorb`]),
 //!    as `scan --unique` and `scan --stats` do;
-//! 6. `+ sort` — the same table, then its entries sorted by key and read
-//!    in that order, each first-seen form rebuilt, in parallel blocks, as
-//!    `scan --unique` prints them (all of its output work but writing the
-//!    numbers and the bytes out).
+//! 6. `+ NID stats` — the same table, then its entries counted by NID
+//!    ([`NidStats::from_table`]), as `scan --stats` counts them;
+//! 7. `+ sort` — the same table (not the NID counts), then its entries
+//!    sorted by key and read in that order, each first-seen form rebuilt,
+//!    in parallel blocks, as `scan --unique` prints them (all of its output
+//!    work but writing the numbers and the bytes out).
 //!
 //! With `--lines` the file is a URN dataset, one per line, and the rows
 //! after the floor follow `urnscan dedup` instead of the scanner:
@@ -35,10 +37,12 @@
 //!    judged, keyed and hashed, and its record put in its partition;
 //! 5. `+ dedup` — the same with the count phase too: each record's key
 //!    counted in its partition's table;
-//! 6. `+ first-seen output` — the same, then the classes formatted in
-//!    first-seen order (first-seen form and a newline) and written to
-//!    nowhere, as `dedup` prints them;
-//! 7. `lines in a HashSet` — a reference, not a layer: the distinct lines
+//! 6. `+ NID stats` — the same, then the classes counted by NID
+//!    ([`LineDedup::finish_stats`]), as `dedup --stats` counts them;
+//! 7. `+ first-seen output` — the same as `+ dedup` (not the NID counts),
+//!    then the classes formatted in first-seen order (first-seen form and a
+//!    newline) and written to nowhere, as `dedup` prints them;
+//! 8. `lines in a HashSet` — a reference, not a layer: the distinct lines
 //!    as bytes, as `sort -u` sees them (no trimming, validation or key),
 //!    counted in the same two phases as `dedup` counts keys (each block's
 //!    lines hashed with the same XXH3 by parallel chunks and grouped into
@@ -91,6 +95,7 @@ use urnscan::platform::simd::line_bits::for_each_line;
 use urnscan::platform::simd::{read_every_byte, Kernel, UrnFinder};
 use urnscan::scan::{Event, DEFAULT_CHUNK_SIZE};
 use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
+use urnscan::stats::NidStats;
 use urnscan::{ExtractOptions, Grammar, Scanner};
 
 use super::gen::parse_size;
@@ -164,14 +169,18 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             let grammar = scanner.options().grammar;
             let (time, n) = best_of(runs, || pool.install(|| count_lines(hay)));
             push("line ends", None, Some(("lines", n)), time);
-            for (phase, upto) in
-                [("+ parse", Upto::Parse), ("+ dedup", Upto::Dedup), ("+ first-seen output", Upto::Output)]
-            {
+            for (phase, upto) in [
+                ("+ parse", Upto::Parse),
+                ("+ dedup", Upto::Dedup),
+                ("+ NID stats", Upto::Stats),
+                ("+ first-seen output", Upto::Output),
+            ] {
                 let (time, counted) = best_of(runs, || pool.install(|| dedup_lines(hay, grammar, upto)));
-                let (valid, distinct) = counted?;
+                let (valid, n) = counted?;
                 let count = match upto {
                     Upto::Parse => ("valid", valid),
-                    _ => ("unique", distinct),
+                    Upto::Stats => ("nids", n),
+                    _ => ("unique", n),
                 };
                 rows.push(Row { phase, kernel: None, threads, time, count: Some(count), urns: Some(valid) });
             }
@@ -201,6 +210,8 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("search + validate", ("events", n), time);
         let (time, n) = best_of(runs, || pool.install(|| key_table(&scanner, hay).len() as u64));
         push("+ dedup", ("unique", n), time);
+        let (time, n) = best_of(runs, || pool.install(|| NidStats::from_table(&key_table(&scanner, hay)).len() as u64));
+        push("+ NID stats", ("nids", n), time);
         let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay)));
         push("+ sort", ("unique", n), time);
     }
@@ -364,15 +375,17 @@ enum Upto {
     Parse,
     /// Both phases: the keys counted in their tables.
     Dedup,
+    /// Both phases, then the classes counted by NID.
+    Stats,
     /// Both phases and the output.
     Output,
 }
 
 /// `urnscan dedup` on the buffer as one input, up to `upto`: lines parsed,
-/// keyed and hashed; then counted; then the classes formatted in
-/// first-seen order (the first-seen form and a newline each) and written
-/// nowhere. Returns the valid lines and the distinct keys (0 when not
-/// counted).
+/// keyed and hashed; then counted; then the classes counted by NID, or
+/// formatted in first-seen order (the first-seen form and a newline each)
+/// and written nowhere. Returns the valid lines and the distinct keys (0
+/// when not counted; the distinct NIDs for [`Upto::Stats`]).
 fn dedup_lines(hay: &[u8], grammar: Grammar, upto: Upto) -> Result<(u64, u64)> {
     let mut dedup = LineDedup::new(DedupOptions { grammar, ..DedupOptions::default() });
     if let Upto::Parse = upto {
@@ -380,8 +393,10 @@ fn dedup_lines(hay: &[u8], grammar: Grammar, upto: Upto) -> Result<(u64, u64)> {
     }
     dedup.add_bytes(hay, 0, &mut |_| Ok(())).context("cannot deduplicate the lines")?;
     let valid = dedup.counts().valid;
-    if !matches!(upto, Upto::Output) {
-        return Ok((valid, dedup.table_len() as u64));
+    match upto {
+        Upto::Parse | Upto::Dedup => return Ok((valid, dedup.table_len() as u64)),
+        Upto::Stats => return Ok((valid, dedup.finish_stats()?.0.len() as u64)),
+        Upto::Output => {}
     }
     let format = |e: &Entry<'_>, line: &mut Vec<u8>| {
         e.raw.write_into(line);
