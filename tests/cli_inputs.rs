@@ -385,16 +385,18 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
     assert!(fs::metadata(&big).unwrap().len() > 1 << 20);
     let one = |name: &str| {
         format!(
-            "hint: 1 input ({name}) starts with a gzip or zstd header and was read as it is: add -z to decompress it\n"
+            "hint: 1 input ({name}) starts with a gzip or zstd header and was not decompressed: add -z to decompress it\n"
         )
     };
     let many = |n: usize, names: &str| {
-        format!("hint: {n} inputs ({names}) start with a gzip or zstd header and were read as they are: add -z to decompress them\n")
+        format!("hint: {n} inputs ({names}) start with a gzip or zstd header and were not decompressed: add -z to decompress them\n")
     };
     let two = many(2, &format!("{gz}, {zst}"));
     for mmap in ["never", "always"] {
         assert_eq!(urnscan(&["scan", "--mmap", mmap, &big]).err, one(&big), "--mmap {mmap}");
     }
+    // Skipped as binary (a NUL in its first 8 KiB), it was not decompressed either.
+    assert_eq!(urnscan(&["scan", "--binary", "skip", &big]).err, one(&big));
     let o = urnscan(&["scan", &gz, &txt, &zst]);
     assert_eq!((o.code, o.err.as_str()), (Some(0), two.as_str()), "the text's URNs are found");
     // `--stats` counts them too: a `compressed` row when there are any,

@@ -637,14 +637,15 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// What `scan` and `dedup` say on stderr after a run that read `n` (> 0)
 /// compressed inputs as they are: their bytes show at most the URNs the
 /// compressor happened to leave as literals, and nothing else would tell
-/// the user why the rest are missing. `named` are the first of them (at
-/// most [`COMPRESSED_NAMED`]), so that in a directory of many files the
-/// user sees which.
+/// the user why the rest are missing. (Under `--binary skip` most were
+/// skipped rather than read, hence "not decompressed".) `named` are the
+/// first of them (at most [`COMPRESSED_NAMED`]), so that in a directory of
+/// many files the user sees which.
 fn compressed_hint(n: u64, named: &[String]) -> String {
     let (inputs, start, read, them) = if n == 1 {
-        ("input", "starts", "was read as it is", "it")
+        ("input", "starts", "was not decompressed", "it")
     } else {
-        ("inputs", "start", "were read as they are", "them")
+        ("inputs", "start", "were not decompressed", "them")
     };
     // Standard input is `-` in the records, but "(-)" reads as a typo.
     let shown: Vec<&str> = named.iter().map(|n| if n == "-" { "stdin" } else { n }).collect();
