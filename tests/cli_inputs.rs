@@ -396,7 +396,9 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
         assert_eq!(urnscan(&["scan", "--mmap", mmap, &big]).err, one(&big), "--mmap {mmap}");
     }
     // Skipped as binary (a NUL in its first 8 KiB), it was not decompressed either.
-    assert_eq!(urnscan(&["scan", "--binary", "skip", &big]).err, one(&big));
+    let o = urnscan(&["scan", "--binary", "skip", "--stats", "--format", "json", &big]);
+    let stats: serde_json::Value = serde_json::from_str(&o.out).unwrap();
+    assert_eq!((&stats["files"], &stats["binary_files"], o.err), (&0.into(), &1.into(), one(&big)));
     let o = urnscan(&["scan", &gz, &txt, &zst]);
     assert_eq!((o.code, o.err.as_str()), (Some(0), two.as_str()), "the text's URNs are found");
     // `--stats` counts them too: a `compressed` row when there are any,
