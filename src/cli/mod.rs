@@ -157,8 +157,8 @@ pub struct BenchArgs {
     rfc2141: bool,
     /// Measure FILE as a URN dataset, one per line, as `urnscan dedup` reads
     /// it: rows for finding the lines, + parse, + dedup, + NID stats, + the
-    /// first-seen output, instead of the search rows, and for reference the distinct
-    /// lines counted in a plain hash set (no validation, no key).
+    /// first-seen output, instead of the search rows, and for reference the
+    /// distinct lines counted in a plain hash set (no validation, no key).
     #[arg(long, conflicts_with = "generate")]
     lines: bool,
     /// Output format.
@@ -381,7 +381,7 @@ pub struct InputArgs {
     /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
     /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets and line numbers are those of the
     /// decompressed data. Without it, such inputs are read as they are, and a hint at the end
-    /// says how many.
+    /// says how many and names the first three.
     #[arg(short = 'z', long)]
     decompress: bool,
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
@@ -648,7 +648,7 @@ fn compressed_hint(n: u64, named: &[String]) -> String {
         ("inputs", "start", "were not decompressed", "them")
     };
     // Standard input is `-` in the records, but "(-)" reads as a typo.
-    let shown: Vec<&str> = named.iter().map(|n| if n == "-" { "stdin" } else { n }).collect();
+    let shown: Vec<&str> = named.iter().map(|name| if name == "-" { "stdin" } else { name }).collect();
     let mut names = shown.join(", ");
     let more = n.saturating_sub(named.len() as u64);
     if more > 0 && !named.is_empty() {

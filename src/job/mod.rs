@@ -180,8 +180,9 @@ pub struct Totals {
     /// Inputs skipped (binary ones under [`BinaryPolicy::Skip`]).
     pub skipped: u64,
     /// Inputs that start with a gzip or zstd magic
-    /// ([`decompress::Codec::sniff`]) and were read as they are, without
-    /// [`JobOptions::decompress`] (scanned or skipped).
+    /// ([`decompress::Codec::sniff`]) and were not decompressed, for want
+    /// of [`JobOptions::decompress`] (scanned as they are, or skipped as
+    /// binary).
     pub compressed: u64,
     /// Bytes scanned.
     pub bytes: u64,
@@ -289,7 +290,7 @@ pub trait Sink {
         let _ = (file, totals);
         Ok(())
     }
-    /// `file` starts with a gzip or zstd header and is read as it is
+    /// `file` starts with a gzip or zstd header and is not decompressed
     /// (no [`JobOptions::decompress`]): once per input that
     /// [`Totals::compressed`] counts, before its events (a pipe's, after
     /// them: it is known from its first block). A sink can name these
