@@ -20,6 +20,7 @@
 //! | [`lines`] | datasets of one URN per line (`urnscan dedup`): each line judged whole, rejected lines reported, classes counted in 64 partitions, spilled to disk past a memory limit |
 //! | [`source`] | inputs: walking directories, mapping, reading or streaming files; binary files |
 //! | [`decompress`] | gzip and zstd inputs (`-z`), recognised by magic, decoded ahead on their own threads |
+//! | [`transcode`] | UTF-16 inputs, recognised by their byte-order mark, transcoded to UTF-8 as they are read |
 //! | [`job`] | a whole run over many inputs, results handed to a [`job::Sink`] in input order |
 //! | [`stats`] | per-NID statistics of a finished key table: occurrences, distinct keys, class |
 //! | [`hashed`] | byte strings that carry their hash, for std's `HashMap` (the per-NID counts) |
@@ -88,6 +89,7 @@ pub mod platform;
 pub mod scan;
 pub mod source;
 pub mod stats;
+pub mod transcode;
 pub mod urn;
 
 pub use dedup::{KeyTable, Position, ShardedTable};

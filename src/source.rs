@@ -21,10 +21,13 @@
 //!
 //! With [`OpenOptions::decompress`], an input that starts with a gzip or
 //! zstd magic is opened as a stream of its decoded bytes
-//! ([`crate::decompress`]), whatever its name.
+//! ([`crate::decompress`]), whatever its name. An input (decoded or not)
+//! that starts with a UTF-16 byte-order mark is opened as a stream of its
+//! text in UTF-8 ([`crate::transcode`]; [`OpenOptions::encoding`]).
 //!
 //! Whether an input is binary is decided by [`is_binary`] from its first
-//! [`BINARY_PROBE`] bytes (decoded bytes for a decoded input), which are
+//! [`BINARY_PROBE`] bytes (decoded or transcoded bytes for a decoded or
+//! transcoded input: UTF-16 text is not binary), which are
 //! the same bytes whether the file is mapped, read or streamed ([`peek`]
 //! reads exactly that many from a stream), so the decision never depends
 //! on how the file was opened.
@@ -36,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use crate::decompress::{Codec, DecodeError, MAGIC_LEN};
 use crate::platform::mmap::{Mapping, Resident};
+use crate::transcode::{Encoding, Utf16, Utf16Reader, BOM_LEN};
 
 /// Files at least this large are mapped under [`MmapPolicy::Auto`]; smaller
 /// ones are read, which costs less than setting up a mapping.
@@ -425,38 +429,58 @@ pub struct OpenOptions {
     pub mmap: MmapPolicy,
     /// Decode gzip and zstd inputs (recognised by their magic bytes).
     pub decompress: bool,
+    /// How the (decoded) bytes are taken as text: UTF-16 inputs are
+    /// transcoded to UTF-8 ([`crate::transcode`]).
+    pub encoding: Encoding,
 }
 
 /// An opened input.
 pub struct Opened {
-    /// Its bytes: a decoded input is always a stream.
+    /// Its bytes: a decoded or transcoded input is always a stream, or a
+    /// pipe (transcoded from a pipe).
     pub contents: Contents,
     /// The format it is decoded from, if it is.
     pub codec: Option<Codec>,
+    /// The UTF-16 byte order it is transcoded from, if it is.
+    pub utf16: Option<Utf16>,
+}
+
+impl Opened {
+    /// Whether its bytes are made as they are read (decompressed or
+    /// transcoded), which is worth a thread of its own on a large input.
+    pub fn is_decoded(&self) -> bool {
+        self.codec.is_some() || self.utf16.is_some()
+    }
 }
 
 /// Opens `input` as [`open`] does, then [`decoded`].
 pub fn open_with(input: &Input, opts: OpenOptions) -> io::Result<Opened> {
-    decoded(open(input, opts.mmap)?, opts.decompress)
+    decoded(open(input, opts.mmap)?, opts.decompress, opts.encoding)
 }
 
-/// With `decompress`, `contents` that start with a gzip or zstd magic as a
-/// stream of their decoded bytes; otherwise as they are. Reads the first
-/// bytes of a stream to look for the magic, and gives them back in it.
-pub fn decoded(contents: Contents, decompress: bool) -> io::Result<Opened> {
-    if !decompress {
-        return Ok(Opened { contents, codec: None });
-    }
+/// `contents` as text: with `decompress`, those that start with a gzip or
+/// zstd magic as a stream of their decoded bytes; then, as `encoding`
+/// decides from the first bytes (decoded ones), UTF-16 transcoded to UTF-8
+/// ([`crate::transcode`]); otherwise as they are. The first bytes of a
+/// stream are read to look at them, and given back in it.
+pub fn decoded(contents: Contents, decompress: bool, encoding: Encoding) -> io::Result<Opened> {
+    let (contents, codec) = if decompress { decompressed(contents)? } else { (contents, None) };
+    let (contents, utf16) = if encoding == Encoding::None { (contents, None) } else { transcoded(contents, encoding) };
+    Ok(Opened { contents, codec, utf16 })
+}
+
+/// `contents` decoded when they start with a gzip or zstd magic.
+fn decompressed(contents: Contents) -> io::Result<(Contents, Option<Codec>)> {
     let (codec, reader) = match contents {
         Contents::Whole(whole) => match Codec::sniff(whole.as_bytes()) {
             Some(codec) => (codec, whole.into_reader()),
-            None => return Ok(Opened { contents: Contents::Whole(whole), codec: None }),
+            None => return Ok((Contents::Whole(whole), None)),
         },
         Contents::Stream(reader) => {
             let peeked = peek(reader, MAGIC_LEN);
             match Codec::sniff(&peeked.head) {
                 Some(codec) => (codec, peeked.into_reader()),
-                None => return Ok(Opened { contents: Contents::Stream(peeked.into_reader()), codec: None }),
+                None => return Ok((Contents::Stream(peeked.into_reader()), None)),
             }
         }
         // An archive written into a pipe is decoded as a plain stream; text
@@ -467,12 +491,54 @@ pub fn decoded(contents: Contents, decompress: bool) -> io::Result<Opened> {
                 Some(codec) => (codec, peeked.into_reader()),
                 None => {
                     pipe.reader = peeked.into_reader();
-                    return Ok(Opened { contents: Contents::Pipe(pipe), codec: None });
+                    return Ok((Contents::Pipe(pipe), None));
                 }
             }
         }
     };
-    Ok(Opened { contents: Contents::Stream(codec.decoder(reader)?), codec: Some(codec) })
+    Ok((Contents::Stream(codec.decoder(reader)?), Some(codec)))
+}
+
+/// `contents` transcoded to UTF-8 when `encoding` takes them for UTF-16
+/// ([`Encoding::decide`]). A pipe stays a pipe, so that it can still be
+/// read live.
+fn transcoded(contents: Contents, encoding: Encoding) -> (Contents, Option<Utf16>) {
+    let utf16 =
+        |reader: Box<dyn Read + Send>, order| -> Box<dyn Read + Send> { Box::new(Utf16Reader::new(reader, order)) };
+    match contents {
+        Contents::Whole(whole) => match encoding.decide(whole.as_bytes()) {
+            Some((order, mark)) => {
+                let reader: Box<dyn Read + Send> = Box::new(WholeReader { whole, pos: mark });
+                (Contents::Stream(utf16(reader, order)), Some(order))
+            }
+            None => (Contents::Whole(whole), None),
+        },
+        Contents::Stream(reader) => match marked(reader, encoding) {
+            (reader, Some(order)) => (Contents::Stream(utf16(reader, order)), Some(order)),
+            (reader, None) => (Contents::Stream(reader), None),
+        },
+        Contents::Pipe(mut pipe) => {
+            let (reader, order) = marked(std::mem::replace(&mut pipe.reader, Box::new(io::empty())), encoding);
+            pipe.reader = match order {
+                Some(order) => utf16(reader, order),
+                None => reader,
+            };
+            (Contents::Pipe(pipe), order)
+        }
+    }
+}
+
+/// `reader` after a look at its first bytes: with the UTF-16 byte order
+/// `encoding` decides on, any mark read off; otherwise whole again.
+fn marked(reader: Box<dyn Read + Send>, encoding: Encoding) -> (Box<dyn Read + Send>, Option<Utf16>) {
+    let peeked = peek(reader, BOM_LEN);
+    match encoding.decide(&peeked.head) {
+        Some((order, mark)) => {
+            let (head, rest) = peeked.into_parts();
+            (Box::new(io::Cursor::new(head[mark..].to_vec()).chain(rest)), Some(order))
+        }
+        None => (peeked.into_reader(), None),
+    }
 }
 
 /// What to do with binary files.
@@ -788,7 +854,7 @@ mod tests {
             let (read, mut write) = crate::platform::test_pipe();
             write.write_all(&written).unwrap();
             drop(write);
-            let opened = decoded(Contents::Pipe(Pipe::of_file(read).unwrap()), true).unwrap();
+            let opened = decoded(Contents::Pipe(Pipe::of_file(read).unwrap()), true, Encoding::Auto).unwrap();
             assert_eq!(opened.codec.is_some(), archive);
             let mut reader = match opened.contents {
                 Contents::Pipe(pipe) if !archive => pipe.live(Duration::from_millis(50)),
@@ -802,6 +868,56 @@ mod tests {
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), text).unwrap();
         assert!(matches!(open(&Input::File(file.path().into()), MmapPolicy::Auto), Ok(Contents::Whole(_))));
+    }
+
+    /// UTF-16 with a mark comes out as UTF-8 without it, whether it was
+    /// whole, a stream, a pipe (which stays a pipe) or a decoded archive;
+    /// `Encoding::None` leaves it as it is, and text without a mark is
+    /// left alone unless a byte order is named.
+    #[cfg(unix)]
+    #[test]
+    fn utf16_is_read_as_its_text_however_it_comes() {
+        use std::io::Write;
+
+        let text = "see urn:ab:c\u{e9}\n";
+        let utf16le: Vec<u8> = [0xff, 0xfe].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&utf16le).unwrap();
+        let gz = gz.finish().unwrap();
+        let whole = |bytes: &[u8]| Contents::Whole(Whole::Owned(bytes.to_vec()));
+        let stream = |bytes: &[u8]| Contents::Stream(Box::new(io::Cursor::new(bytes.to_vec())));
+        let pipe = |bytes: &[u8]| {
+            let (read, mut write) = crate::platform::test_pipe();
+            write.write_all(bytes).unwrap();
+            Contents::Pipe(Pipe::of_file(read).unwrap())
+        };
+        let read_all = |opened: Opened| {
+            let mut all = Vec::new();
+            match opened.contents {
+                Contents::Whole(whole) => all = whole.as_bytes().to_vec(),
+                Contents::Stream(mut reader) => drop(reader.read_to_end(&mut all).unwrap()),
+                Contents::Pipe(pipe) => drop(pipe.into_reader().read_to_end(&mut all).unwrap()),
+            }
+            all
+        };
+        for (name, contents) in [("whole", whole(&utf16le)), ("stream", stream(&utf16le)), ("pipe", pipe(&utf16le))] {
+            let is_pipe = matches!(contents, Contents::Pipe(_));
+            let opened = decoded(contents, false, Encoding::Auto).unwrap();
+            assert_eq!(opened.utf16, Some(Utf16::Le), "{name}");
+            assert!(opened.is_decoded(), "{name}");
+            assert_eq!(matches!(opened.contents, Contents::Pipe(_)), is_pipe, "{name}");
+            assert_eq!(read_all(opened), text.as_bytes(), "{name}");
+        }
+        let archive = decoded(stream(&gz), true, Encoding::Auto).unwrap();
+        assert_eq!((archive.codec, archive.utf16), (Some(Codec::Gzip), Some(Utf16::Le)));
+        assert_eq!(read_all(archive), text.as_bytes());
+        let raw = decoded(whole(&utf16le), false, Encoding::None).unwrap();
+        assert!(!raw.is_decoded());
+        assert_eq!(read_all(raw), utf16le);
+        let unmarked = &utf16le[2..];
+        assert_eq!(read_all(decoded(stream(unmarked), false, Encoding::Auto).unwrap()), unmarked);
+        assert_eq!(read_all(decoded(stream(unmarked), false, Encoding::Utf16Le).unwrap()), text.as_bytes());
+        assert_eq!(read_all(decoded(stream(b"u"), false, Encoding::Auto).unwrap()), b"u");
     }
 
     /// A live stream's reads: bytes as they come; with bytes in hand and

@@ -22,6 +22,7 @@ use anyhow::{Context, Result};
 use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
 use urnscan::source::{self, Contents, Input, MmapPolicy};
+use urnscan::transcode::Encoding;
 use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
@@ -34,7 +35,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
     if args.urns.is_empty() || args.urns == ["-"] {
-        judge_lines(stdin(), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        judge_lines(stdin(args.encoding.encoding()), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
     } else {
         let mut text = Vec::new();
         for urn in &args.urns {
@@ -69,9 +70,11 @@ const PIECE_BYTES: usize = 64 << 10;
 
 /// Standard input to judge: a pipe or terminal as it is written
 /// (`source::Live`), so that a line typed or logged gets its verdict
-/// without waiting for 4 MiB; a file as any stream.
-fn stdin() -> Box<dyn Read + Send> {
-    match source::open(&Input::Stdin, MmapPolicy::Never) {
+/// without waiting for 4 MiB; a file as any stream. UTF-16 is transcoded
+/// as `encoding` decides.
+fn stdin(encoding: Encoding) -> Box<dyn Read + Send> {
+    let opened = source::open(&Input::Stdin, MmapPolicy::Never).and_then(|c| source::decoded(c, false, encoding));
+    match opened.map(|opened| opened.contents) {
         Ok(Contents::Pipe(pipe)) => pipe.live(source::LIVE_DELAY),
         Ok(Contents::Stream(reader)) => reader,
         Ok(Contents::Whole(whole)) => whole.into_reader(),

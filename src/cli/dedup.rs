@@ -89,7 +89,8 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
         decompress: args.inputs.decompress,
         ..BinaryCounts::default()
     };
-    let open = OpenOptions { mmap: MmapPolicy::Auto, decompress: args.inputs.decompress };
+    let open =
+        OpenOptions { mmap: MmapPolicy::Auto, decompress: args.inputs.decompress, encoding: args.inputs.encoding() };
     for (i, input) in inputs.iter().enumerate() {
         let outcome = match input {
             Err(e) => Err(io::Error::new(e.error.kind(), e.error.to_string())),
@@ -184,6 +185,7 @@ fn feed(
     };
     let name = &input.display();
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
+    let decoded = opened.is_decoded();
     let reader = match opened.contents {
         Contents::Whole(whole) if binary.skips(name, whole.as_bytes()) => return Ok(Ok(())),
         Contents::Whole(whole) => {
@@ -202,10 +204,7 @@ fn feed(
     if binary.skips(name, &peeked.head) {
         return Ok(Ok(()));
     }
-    let mut reader = match opened.codec {
-        Some(_) => decompress::read_ahead(peeked),
-        None => peeked.into_reader(),
-    };
+    let mut reader = if decoded { decompress::read_ahead(peeked) } else { peeked.into_reader() };
     // A read error (a corrupt archive) is returned after the whole lines
     // before it were fed.
     settled(dedup.add_reader(&mut reader, file, &mut sink))

@@ -231,6 +231,7 @@ Examples:
   urnscan scan -q dump/ && echo found       the status alone, nothing printed (as grep -q)
   urnscan scan -u -g '*.xml' dump/          only the .xml files of dump/ (gitignore globs, as rg -g)
   urnscan scan -z logs/                     .gz and .zst files decompressed (by content, not name)
+  urnscan scan -E utf-16le export.csv       UTF-16 without a byte-order mark (with one: nothing to add)
   urnscan scan --nid isbn,issn -u dump/     only ISBNs and ISSNs, each once
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
   tail -f app.log | urnscan scan -IN        each URN as its line is written (pipes are read live)
@@ -387,6 +388,8 @@ pub struct InputArgs {
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
     #[arg(long, value_enum, default_value_t = BinaryArg::Scan)]
     binary: BinaryArg,
+    #[command(flatten)]
+    encoding: EncodingArgs,
     /// Also read the paths listed in LIST (`-`: stdin), after those given: one per line, or
     /// NUL-separated when LIST holds a NUL byte (`find -print0`). One run, however many paths,
     /// where `xargs` would split them over several runs, each with its own unique URNs.
@@ -425,6 +428,10 @@ impl InputArgs {
         Ok(urnscan::source::Globs::new(&root, &self.globs, &self.iglobs)?)
     }
 
+    fn encoding(&self) -> urnscan::transcode::Encoding {
+        self.encoding.encoding()
+    }
+
     fn binary_policy(&self) -> urnscan::source::BinaryPolicy {
         match self.binary {
             BinaryArg::Scan => urnscan::source::BinaryPolicy::Scan,
@@ -460,6 +467,45 @@ pub enum BinaryArg {
     Scan,
     /// Skip binary files (not an error; `scan --stats` and `dedup` count them in a `binary` row).
     Skip,
+}
+
+/// `--encoding`, for the commands that read inputs as text.
+#[derive(clap::Args, Debug)]
+pub struct EncodingArgs {
+    /// How input bytes are taken as text. By default an input that starts with a UTF-16
+    /// byte-order mark (ff fe, fe ff: Windows exports), also once -z has decompressed it, is
+    /// transcoded to UTF-8; offsets are then those of the UTF-8 text, without the mark. Other
+    /// inputs are read as their bytes: URNs are ASCII, the same bytes in UTF-8, Latin-1 and the
+    /// like.
+    #[arg(short = 'E', long, value_enum, value_name = "ENCODING", default_value_t = EncodingArg::Auto)]
+    encoding: EncodingArg,
+}
+
+impl EncodingArgs {
+    pub fn encoding(&self) -> urnscan::transcode::Encoding {
+        use urnscan::transcode::Encoding;
+        match self.encoding {
+            EncodingArg::Auto => Encoding::Auto,
+            EncodingArg::None => Encoding::None,
+            EncodingArg::Utf16le => Encoding::Utf16Le,
+            EncodingArg::Utf16be => Encoding::Utf16Be,
+        }
+    }
+}
+
+/// `--encoding` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EncodingArg {
+    /// UTF-16 if the input starts with its byte-order mark, else the bytes as they are.
+    Auto,
+    /// The bytes as they are, whatever they start with (a UTF-16 file is then binary).
+    None,
+    /// UTF-16 little-endian, for files without a mark (a mark, if present, still decides).
+    #[value(name = "utf-16le", alias = "utf16le")]
+    Utf16le,
+    /// UTF-16 big-endian, for files without a mark (a mark, if present, still decides).
+    #[value(name = "utf-16be", alias = "utf16be")]
+    Utf16be,
 }
 
 /// `--mmap` values.
@@ -596,6 +642,8 @@ pub struct CheckArgs {
     /// URNs to check; none (or `-` alone) means one per line on stdin.
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
+    #[command(flatten)]
+    encoding: EncodingArgs,
     /// Worker threads for lines on stdin (default: one per core, at most 8 per CPU). Output is the same for any value.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,

@@ -71,6 +71,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         chunk_size: args.chunk_size.unwrap_or(urnscan::scan::DEFAULT_CHUNK_SIZE).max(1),
         progress: progress.counter(),
         decompress: args.inputs.decompress,
+        encoding: args.inputs.encoding(),
         binary: args.inputs.binary_policy(),
         nids,
         finder: args.search.finder()?,

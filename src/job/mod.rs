@@ -72,6 +72,7 @@ use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
+use crate::transcode::Encoding;
 use crate::urn::{Parts, Urn};
 
 mod emit;
@@ -124,6 +125,10 @@ pub struct JobOptions {
     pub progress: Option<Arc<AtomicU64>>,
     /// Decode gzip and zstd inputs (recognised by their first bytes).
     pub decompress: bool,
+    /// How the bytes (decoded ones with `decompress`) are taken as text:
+    /// by default, inputs that start with a UTF-16 byte-order mark are
+    /// transcoded to UTF-8 ([`crate::transcode`]).
+    pub encoding: Encoding,
     /// Scan or skip binary inputs.
     pub binary: BinaryPolicy,
     /// Keep only the URNs of these namespaces (`None`: all). Rejected
@@ -162,6 +167,7 @@ impl Default for JobOptions {
             line_numbers: false,
             progress: None,
             decompress: false,
+            encoding: Encoding::Auto,
             binary: BinaryPolicy::Scan,
             nids: None,
             finder: UrnFinder::new(),
@@ -539,23 +545,28 @@ fn process(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Res
     }
 }
 
-/// Decodes (with -z), looks at the first bytes, and scans small inputs whole.
+/// Decodes (with -z), transcodes UTF-16, looks at the first bytes, and
+/// scans small inputs whole.
 fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Input, contents: Contents) -> Processed {
-    match source::decoded(contents, opts.decompress) {
+    match source::decoded(contents, opts.decompress, opts.encoding) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
-        Ok(opened) => match (opened.contents, opened.codec) {
-            (Contents::Whole(whole), codec) => {
-                let compressed = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
-                compressed_if(compressed, whole_input(scanner, opts, target, whole))
+        Ok(opened) => {
+            let decoded = opened.is_decoded();
+            match (opened.contents, opened.codec) {
+                (Contents::Whole(whole), codec) => {
+                    let compressed = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
+                    compressed_if(compressed, whole_input(scanner, opts, target, whole))
+                }
+                // A transcoded pipe is still read live.
+                (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
+                    Processed::Live(pipe.live(source::LIVE_DELAY))
+                }
+                (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
+                (Contents::Stream(reader), _) if decoded => decoded_input(scanner, opts, target, input, reader),
+                (Contents::Stream(reader), _) => stream_input(opts, reader),
+                (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
             }
-            (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
-                Processed::Live(pipe.live(source::LIVE_DELAY))
-            }
-            (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
-            (Contents::Stream(reader), None) => stream_input(opts, reader),
-            (Contents::Stream(reader), Some(_)) => decoded_input(scanner, opts, target, input, reader),
-            (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
-        },
+        }
     }
 }
 

@@ -1,0 +1,178 @@
+//! UTF-16 inputs (Windows exports), run as a user would: `scan`, `dedup`
+//! and `check` find the URNs of a UTF-16 file with a byte-order mark as
+//! those of its text in UTF-8, offsets counted in the UTF-8 text without
+//! the mark; `--encoding` names the byte order of a file without a mark,
+//! or turns transcoding off.
+//!
+//! Expected values are worked out by hand from the text each test writes
+//! (the offsets in the comments), or are the output of the same text in
+//! UTF-8, which the other test files check against planted URNs.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+/// What a run of the binary gave: exit status, stdout, stderr.
+struct Run {
+    code: Option<i32>,
+    out: String,
+    err: String,
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.args(args);
+    let o = common::run_fed(cmd, stdin);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run { code: o.status.code(), out: text(&o.stdout), err: text(&o.stderr) }
+}
+
+fn urnscan(args: &[&str]) -> Run {
+    run(args, b"")
+}
+
+/// UTF-16LE of `text`, after the mark when `mark`.
+fn utf16le(text: &str, mark: bool) -> Vec<u8> {
+    let mark = if mark { &[0xff, 0xfe][..] } else { &[] };
+    mark.iter().copied().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect()
+}
+
+/// UTF-16BE of `text`, after the mark.
+fn utf16be(text: &str) -> Vec<u8> {
+    [0xfe, 0xff].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect()
+}
+
+fn write(dir: &Path, name: &str, data: &[u8]) -> String {
+    let path = dir.join(name);
+    fs::write(&path, data).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Two URNs after non-ASCII characters. In UTF-8: `café ` is 6 bytes (é
+/// is 2), so the first URN is at 6; it is 19 bytes, then `\r\n` (27), `€`
+/// (3 bytes, 30), a space and `<id>` (35): the second URN is at 35.
+const TEXT: &str = "café urn:isbn:0451450523\r\n€ <id>URN:IETF:rfc:8141</id>\r\n";
+const FOUND: &str = "6:urn:isbn:0451450523\n35:URN:IETF:rfc:8141\n";
+
+#[test]
+fn a_file_with_a_mark_is_scanned_as_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let le = write(dir.path(), "le.xml", &utf16le(TEXT, true));
+    let be = write(dir.path(), "be.xml", &utf16be(TEXT));
+    for file in [&le, &be] {
+        for mmap in ["auto", "always", "never"] {
+            for threads in ["1", "2"] {
+                let r = urnscan(&["scan", "--mmap", mmap, "-j", threads, file]);
+                assert_eq!((r.code, r.out.as_str(), r.err.as_str()), (Some(0), FOUND, ""), "{file} --mmap {mmap}");
+            }
+        }
+    }
+    let r = urnscan(&["scan", "-n", &le]);
+    assert_eq!(r.out, "1:6:urn:isbn:0451450523\n2:35:URN:IETF:rfc:8141\n");
+    // Stdin, from the file and through a pipe.
+    let r = run(&["scan"], &utf16be(TEXT));
+    assert_eq!((r.code, r.out.as_str()), (Some(0), FOUND), "a pipe");
+    let r = Command::new(env!("CARGO_BIN_EXE_urnscan")).arg("scan").stdin(fs::File::open(&le).unwrap()).output();
+    assert_eq!(String::from_utf8_lossy(&r.unwrap().stdout), FOUND, "stdin from the file");
+    // In a directory beside an ASCII file, and decompressed by -z.
+    write(dir.path(), "z.gz", &gzip(&utf16le(TEXT, true)));
+    let r = urnscan(&["scan", "-z", "-I", dir.path().to_str().unwrap()]);
+    assert_eq!(r.out, FOUND.repeat(3));
+}
+
+#[test]
+fn the_mark_or_the_option_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let marked = write(dir.path(), "marked.xml", &utf16le(TEXT, true));
+    let unmarked = write(dir.path(), "unmarked.xml", &utf16le(TEXT, false));
+    // Without a mark nothing is guessed: the bytes are `u\0r\0n\0:\0`.
+    let r = urnscan(&["scan", &unmarked]);
+    assert_eq!((r.code, r.out.as_str()), (Some(1), ""));
+    for (args, file) in [
+        (&["-E", "utf-16le"][..], &unmarked),
+        (&["--encoding", "utf16le"], &unmarked),
+        // A mark, when there is one, wins over the option.
+        (&["-E", "utf-16be"], &marked),
+    ] {
+        let r = urnscan(&[&["scan"], args, &[file.as_str()]].concat());
+        assert_eq!((r.code, r.out.as_str()), (Some(0), FOUND), "{args:?}");
+    }
+    // A named order read off text that is not UTF-16 garbles it: no URN.
+    let ascii = write(dir.path(), "ascii.txt", TEXT.as_bytes());
+    assert_eq!(urnscan(&["scan", "-E", "utf-16le", &ascii]).code, Some(1));
+    // `none` reads the bytes as they are: a binary file without URNs.
+    let r = urnscan(&["scan", "-E", "none", "--stats", "--format", "json", &marked]);
+    assert!(r.out.contains(r#""binary_files":1"#) && r.out.contains(r#""valid":0"#), "{}", r.out);
+    // Transcoded, the text holds no NUL: not binary, not skipped.
+    let r = urnscan(&["scan", "--binary", "skip", "--stats", "--format", "json", &marked]);
+    assert!(r.out.contains(r#""binary_files":0"#) && r.out.contains(r#""valid":2"#), "{}", r.out);
+}
+
+/// A large file (past the size decoded whole, 4 MiB) gives the same lines
+/// as its text in UTF-8, at both thread counts, mapped or streamed.
+#[test]
+fn a_large_utf16_file_gives_what_its_utf8_text_gives() {
+    let mut text = String::new();
+    for i in 0..80_000 {
+        text.push_str(&format!("line {i} née urn:example:é{i} urn:ex:a-{i}%C3%A9 (urn:isbn:{i})\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let utf8 = write(dir.path(), "utf8.txt", text.as_bytes());
+    let utf16 = write(dir.path(), "utf16.txt", &utf16be(&text));
+    assert!(text.len() > 4 << 20);
+    let want = urnscan(&["scan", "-n", "-I", &utf8]).out;
+    assert_eq!(want.lines().count(), 160_000, "two URNs a line: `urn:example:` is followed by é");
+    for threads in ["1", "2"] {
+        for mmap in ["auto", "never"] {
+            let got = urnscan(&["scan", "-n", "-I", "-j", threads, "--mmap", mmap, &utf16]);
+            assert!(got.out == want, "-j{threads} --mmap {mmap}");
+        }
+    }
+    let unique = |file: &str| urnscan(&["scan", "-u", "--stats", file]).out;
+    assert_eq!(unique(&utf16), unique(&utf8));
+}
+
+#[test]
+fn dedup_and_check_read_utf16_lines() {
+    // Lines 1 and 2 are one class (the NID's case does not count, RFC 8141
+    // §3.1); line 4 is no URN.
+    let lines = "urn:isbn:0451450523\r\nURN:ISBN:0451450523\r\nurn:ietf:rfc:8141\r\nnot a urn\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "urns.txt", &utf16le(lines, true));
+    let r = urnscan(&["dedup", &file]);
+    assert_eq!(r.out, "urn:isbn:0451450523\nurn:ietf:rfc:8141\n");
+    assert!(r.err.contains(":4: not-urn") && r.err.contains("distinct     2"), "{}", r.err);
+    let r = run(&["dedup", "--stats", "--format", "csv"], &utf16be(lines));
+    assert_eq!(r.out, "nid,class,occurrences,unique\nisbn,formal,2,1\nietf,formal,1,1\n");
+    let r = run(&["check", "--format", "jsonl"], &utf16le(lines, true));
+    assert_eq!(r.code, Some(1));
+    let valid: Vec<bool> = r.out.lines().map(|l| l.contains(r#""valid":true"#)).collect();
+    assert_eq!(valid, [true, true, true, false]);
+    let r = run(&["check", "-E", "none"], &utf16le(lines, true));
+    assert_eq!(r.out.lines().filter(|l| l.contains("\tvalid\t")).count(), 0);
+}
+
+/// Broken UTF-16 is text with U+FFFD in it: no error, no panic, and the
+/// URNs around it are found.
+#[test]
+fn broken_utf16_is_read_with_replacement_characters() {
+    let mut bytes = utf16le("urn:ab:c ", true);
+    bytes.extend_from_slice(&0xdc00u16.to_le_bytes()); // a lone low surrogate
+    bytes.extend_from_slice(&utf16le(" urn:de:f ", false)[..]);
+    bytes.extend_from_slice(&0xd800u16.to_le_bytes()); // a lone high surrogate at the end
+    bytes.push(b'x'); // and an odd byte
+    let r = run(&["scan"], &bytes);
+    // `urn:ab:c ` is 9 bytes, U+FFFD 3 and a space: the second URN is at 13.
+    assert_eq!((r.code, r.out.as_str(), r.err.as_str()), (Some(0), "0:urn:ab:c\n13:urn:de:f\n", ""));
+    let r = run(&["scan"], &[0xff, 0xfe]);
+    assert_eq!((r.code, r.out.as_str(), r.err.as_str()), (Some(1), "", ""), "the mark alone");
+}
