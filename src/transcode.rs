@@ -75,6 +75,33 @@ impl Utf16 {
         }
     }
 
+    /// The byte order of UTF-16 text without a mark, guessed from `head`
+    /// (an input's first bytes, which [`Encoding::Auto`] reads as they are)
+    /// for a hint: text that holds URNs is mostly ASCII, so in nearly
+    /// every code unit one byte is zero, always the same one, and the
+    /// other a printable ASCII character, a tab or a line break. `None`
+    /// unless 7 in 8 of at least 16 units are so, all in one order: bytes
+    /// of a binary format seldom are.
+    pub fn guess(head: &[u8]) -> Option<Utf16> {
+        let units = head.len() / 2;
+        if units < 16 {
+            return None;
+        }
+        let text = |b: u8| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\n' | b'\r');
+        let (mut le, mut be) = (0, 0);
+        for pair in head.chunks_exact(2) {
+            le += usize::from(pair[1] == 0 && text(pair[0]));
+            be += usize::from(pair[0] == 0 && text(pair[1]));
+        }
+        if le * 8 >= units * 7 {
+            Some(Utf16::Le)
+        } else if be * 8 >= units * 7 {
+            Some(Utf16::Be)
+        } else {
+            None
+        }
+    }
+
     /// The code unit of two bytes in this order.
     fn unit(self, pair: [u8; 2]) -> u16 {
         match self {
@@ -363,6 +390,24 @@ mod tests {
         assert_eq!(Encoding::Utf16Le.decide(&be_text), Some((Utf16::Be, 2)));
         assert_eq!(Encoding::Utf16Be.decide(b"\0u"), Some((Utf16::Be, 0)));
         assert_eq!(Encoding::Utf16Be.decide(&le_text), Some((Utf16::Le, 2)));
+    }
+
+    /// ASCII text without a mark is guessed in either order; text with a
+    /// few non-ASCII characters still is; binary bytes, short heads,
+    /// UTF-8 text and mostly non-ASCII UTF-16 are not.
+    #[test]
+    fn unmarked_utf16_is_guessed_from_mostly_ascii_text() {
+        let text = "id,urn\r\n1,urn:isbn:0451450523\r\n";
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(Utf16::guess(&le(text)), Some(Utf16::Le));
+        assert_eq!(Utf16::guess(&be), Some(Utf16::Be));
+        assert_eq!(Utf16::guess(&le("café, crème, urn:ab:1\n")), Some(Utf16::Le), "2 of 22 units not ASCII");
+        assert_eq!(Utf16::guess(&le("urn:ab:1")), None, "8 units");
+        assert_eq!(Utf16::guess(text.as_bytes()), None);
+        assert_eq!(Utf16::guess(&le("日本語のテキスト urn:ab:1")), None);
+        assert_eq!(Utf16::guess(&[0u8; 64]), None);
+        let ints: Vec<u8> = (0u16..64).flat_map(u16::to_le_bytes).collect();
+        assert_eq!(Utf16::guess(&ints), None, "small integers: most low bytes are not text");
     }
 
     #[test]

@@ -117,6 +117,61 @@ fn the_mark_or_the_option_decides() {
     assert!(r.out.contains(r#""binary_files":0"#) && r.out.contains(r#""valid":2"#), "{}", r.out);
 }
 
+/// UTF-16 without a mark is read as its bytes, in which `urn:` is not
+/// found: the run ends with a hint naming the files and the `-E` value,
+/// from a file, a directory, a pipe and `dedup` alike; not with `-E none`
+/// or `-q`, and not for text or other binary files.
+#[test]
+fn utf16_without_a_mark_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let le = write(dir.path(), "le.csv", &utf16le(TEXT, false));
+    let be_bytes: Vec<u8> = TEXT.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    let be = write(dir.path(), "be.csv", &be_bytes);
+    let hint = |n: &str, names: &str, order: &str, flag: &str| {
+        let (look, was, them) = if n == "1" { ("looks", "was", "it") } else { ("look", "were", "them") };
+        let inputs = if n == "1" { "input" } else { "inputs" };
+        format!(
+            "hint: {n} {inputs} ({names}) {look} like {order} text without a byte-order mark and {was} not \
+             transcoded: add -E {flag} to read {them} as text\n"
+        )
+    };
+    let r = urnscan(&["scan", &le]);
+    assert_eq!((r.code, r.out.as_str(), r.err), (Some(1), "", hint("1", &le, "UTF-16LE", "utf-16le")));
+    let r = urnscan(&["scan", "--mmap", "never", &be]);
+    assert_eq!(r.err, hint("1", &be, "UTF-16BE", "utf-16be"));
+    let r = run(&["scan", "--binary", "skip"], &utf16le(TEXT, false));
+    assert_eq!(r.err, hint("1", "stdin", "UTF-16LE", "utf-16le"), "a pipe, skipped as binary");
+    let r = run(&["scan"], &utf16le(TEXT, false));
+    assert_eq!(r.err, hint("1", "stdin", "UTF-16LE", "utf-16le"), "a pipe read live");
+    for quiet in [&["scan", "-E", "none"][..], &["scan", "-q"]] {
+        let r = urnscan(&[quiet, &[le.as_str()]].concat());
+        assert_eq!(r.err, "", "{quiet:?}");
+    }
+    // Text, binary bytes that are not UTF-16, and UTF-16 with its mark: no hint.
+    let ascii = write(dir.path(), "ascii.txt", TEXT.as_bytes());
+    let random: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let binary = write(dir.path(), "random.bin", &random);
+    let marked = write(dir.path(), "marked.csv", &utf16le(TEXT, true));
+    let r = urnscan(&["scan", &ascii, &binary, &marked]);
+    assert_eq!((r.code, r.err.as_str()), (Some(0), ""));
+    // A directory of four: three named, in name order; one hint per byte order.
+    let many = dir.path().join("many");
+    fs::create_dir(&many).unwrap();
+    for name in ["a", "b", "c", "d"] {
+        write(&many, name, &utf16le(TEXT, false));
+    }
+    write(&many, "e", &be_bytes);
+    let name = |n: &str| many.join(n).to_str().unwrap().to_owned();
+    let r = urnscan(&["scan", many.to_str().unwrap()]);
+    let names = format!("{}, {}, {} and 1 more", name("a"), name("b"), name("c"));
+    let want = hint("4", &names, "UTF-16LE", "utf-16le") + &hint("1", &name("e"), "UTF-16BE", "utf-16be");
+    assert_eq!(r.err, want);
+    // dedup: the hint instead of the one for running text.
+    let r = urnscan(&["dedup", &le]);
+    assert!(r.err.ends_with(&hint("1", &le, "UTF-16LE", "utf-16le")), "{}", r.err);
+    assert!(!r.err.contains("urnscan scan --unique"), "{}", r.err);
+}
+
 /// A large file (past the size decoded whole, 4 MiB) gives the same lines
 /// as its text in UTF-8, at both thread counts, mapped or streamed.
 #[test]

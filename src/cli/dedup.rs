@@ -19,9 +19,11 @@ use anyhow::{Context, Result};
 use clap::ValueEnum;
 use urnscan::decompress;
 use urnscan::dedup::Entry;
+use urnscan::job::Misread;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
 use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, WalkOptions};
 use urnscan::stats::NidStats;
+use urnscan::transcode::{Encoding, Utf16};
 use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
@@ -87,6 +89,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let mut binary = BinaryCounts {
         policy: args.inputs.binary_policy(),
         decompress: args.inputs.decompress,
+        encoding: args.inputs.encoding(),
         ..BinaryCounts::default()
     };
     let open =
@@ -134,17 +137,16 @@ struct Summary {
     filtered: bool,
 }
 
-/// Binary inputs seen, and what is done with them; and inputs read as they
-/// are although compressed (no `-z`).
+/// Binary inputs seen, and what is done with them; and inputs read as
+/// their bytes although compressed (no `-z`) or UTF-16 without a mark.
 #[derive(Default)]
 struct BinaryCounts {
     policy: BinaryPolicy,
     seen: u64,
     skipped: u64,
     decompress: bool,
-    compressed: u64,
-    /// The first of them, by name, for the hint.
-    compressed_names: Vec<String>,
+    encoding: Encoding,
+    misreads: super::Misreads,
 }
 
 impl BinaryCounts {
@@ -152,13 +154,15 @@ impl BinaryCounts {
     /// are `head`; true if it is to be skipped.
     fn skips(&mut self, name: &str, head: &[u8]) -> bool {
         if !self.decompress && decompress::Codec::sniff(head).is_some() {
-            self.compressed += 1;
-            if self.compressed_names.len() < super::COMPRESSED_NAMED {
-                self.compressed_names.push(name.to_owned());
-            }
+            self.misreads.add(name, Misread::Compressed);
         }
         if !source::is_binary(head) {
             return false;
+        }
+        if self.encoding == Encoding::Auto {
+            if let Some(order) = Utf16::guess(&head[..head.len().min(source::BINARY_PROBE)]) {
+                self.misreads.add(name, Misread::Utf16(order));
+            }
         }
         self.seen += 1;
         let skip = self.policy == BinaryPolicy::Skip;
@@ -446,10 +450,13 @@ fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) ->
     if *input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(*input_errors))?;
     }
-    // Compressed bytes read as text are rejected lines too: that hint first.
-    if binary.compressed > 0 {
-        writeln!(out, "{}", super::compressed_hint(binary.compressed, &binary.compressed_names))?;
-    } else if reads_like_text(counts) {
+    // Compressed or UTF-16 bytes read as text are rejected lines too: those
+    // hints first.
+    let hints = binary.misreads.hints();
+    for hint in &hints {
+        writeln!(out, "{hint}")?;
+    }
+    if hints.is_empty() && reads_like_text(counts) {
         writeln!(out, "{TEXT_HINT}")?;
     }
     Ok(())
@@ -472,7 +479,7 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
         counts.empty,
         finished.distinct,
         binary.seen,
-        binary.compressed,
+        binary.misreads.compressed(),
     )?;
     kinds_and_nids_json(out, &counts.invalid, nids)
 }

@@ -476,7 +476,7 @@ pub struct EncodingArgs {
     /// byte-order mark (ff fe, fe ff: Windows exports), also once -z has decompressed it, is
     /// transcoded to UTF-8; offsets are then those of the UTF-8 text, without the mark. Other
     /// inputs are read as their bytes: URNs are ASCII, the same bytes in UTF-8, Latin-1 and the
-    /// like.
+    /// like. A hint at the end names files that look like UTF-16 without a mark.
     #[arg(short = 'E', long, value_enum, value_name = "ENCODING", default_value_t = EncodingArg::Auto)]
     encoding: EncodingArg,
 }
@@ -682,32 +682,103 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
     }
 }
 
-/// What `scan` and `dedup` say on stderr after a run that read `n` (> 0)
-/// compressed inputs as they are: their bytes show at most the URNs the
-/// compressor happened to leave as literals, and nothing else would tell
-/// the user why the rest are missing. (Under `--binary skip` most were
-/// skipped rather than read, hence "not decompressed".) `named` are the
-/// first of them (at most [`COMPRESSED_NAMED`]), so that in a directory of
-/// many files the user sees which.
-fn compressed_hint(n: u64, named: &[String]) -> String {
-    let (inputs, start, read, them) = if n == 1 {
-        ("input", "starts", "was not decompressed", "it")
-    } else {
-        ("inputs", "start", "were not decompressed", "them")
-    };
-    // Standard input is `-` in the records, but "(-)" reads as a typo.
-    let shown: Vec<&str> = named.iter().map(|name| if name == "-" { "stdin" } else { name }).collect();
-    let mut names = shown.join(", ");
-    let more = n.saturating_sub(named.len() as u64);
-    if more > 0 && !named.is_empty() {
-        names.push_str(&format!(" and {more} more"));
-    }
-    let names = if names.is_empty() { names } else { format!(" ({names})") };
-    format!("hint: {n} {inputs}{names} {start} with a gzip or zstd header and {read}: add -z to decompress {them}")
+/// The inputs of a run read as their bytes although their first bytes
+/// asked for another reading ([`urnscan::job::Misread`]), for the hints
+/// `scan` and `dedup` end with on stderr: those bytes show few URNs or
+/// none, and nothing else would tell the user why the rest are missing.
+/// Each hint says how many there were and names the first of them (at
+/// most [`MISREAD_NAMED`]), so that in a directory of many files the user
+/// sees which.
+#[derive(Debug, Default)]
+pub struct Misreads {
+    compressed: Named,
+    utf16le: Named,
+    utf16be: Named,
 }
 
-/// How many compressed inputs read as they are [`compressed_hint`] names.
-const COMPRESSED_NAMED: usize = 3;
+/// How many inputs, and the first of their names.
+#[derive(Debug, Default)]
+struct Named {
+    count: u64,
+    names: Vec<String>,
+}
+
+/// How many inputs of each kind a hint names.
+const MISREAD_NAMED: usize = 3;
+
+impl Misreads {
+    /// Counts input `name`.
+    pub fn add(&mut self, name: &str, misread: urnscan::job::Misread) {
+        use urnscan::{job::Misread, transcode::Utf16};
+        let named = match misread {
+            Misread::Compressed => &mut self.compressed,
+            Misread::Utf16(Utf16::Le) => &mut self.utf16le,
+            Misread::Utf16(Utf16::Be) => &mut self.utf16be,
+        };
+        named.count += 1;
+        if named.names.len() < MISREAD_NAMED {
+            named.names.push(name.to_owned());
+        }
+    }
+
+    /// Inputs that start with a gzip or zstd header and were not decompressed.
+    pub fn compressed(&self) -> u64 {
+        self.compressed.count
+    }
+
+    /// One line for each kind of input counted. (Under `--binary skip`,
+    /// archives and UTF-16 files were mostly skipped as binary rather than
+    /// read, hence "not decompressed" and "not transcoded".)
+    pub fn hints(&self) -> Vec<String> {
+        let mut hints = Vec::new();
+        if self.compressed.count > 0 {
+            let (start, read, them) = self.compressed.verbs(("starts", "was", "it"), ("start", "were", "them"));
+            hints.push(format!(
+                "hint: {} {start} with a gzip or zstd header and {read} not decompressed: add -z to decompress {them}",
+                self.compressed.inputs()
+            ));
+        }
+        for (named, order, flag) in [(&self.utf16le, "UTF-16LE", "utf-16le"), (&self.utf16be, "UTF-16BE", "utf-16be")] {
+            if named.count > 0 {
+                let (look, read, them) = named.verbs(("looks", "was", "it"), ("look", "were", "them"));
+                hints.push(format!(
+                    "hint: {} {look} like {order} text without a byte-order mark and {read} not transcoded: \
+                     add -E {flag} to read {them} as text",
+                    named.inputs()
+                ));
+            }
+        }
+        hints
+    }
+}
+
+impl Named {
+    /// `one` or `many`, as the count asks.
+    fn verbs<T>(&self, one: T, many: T) -> T {
+        if self.count == 1 {
+            one
+        } else {
+            many
+        }
+    }
+
+    /// "1 input (a.gz)", "4 inputs (a.gz, b.gz, c.zst and 1 more)".
+    fn inputs(&self) -> String {
+        let inputs = self.verbs("input", "inputs");
+        // Standard input is `-` in the records, but "(-)" reads as a typo.
+        let shown: Vec<&str> = self.names.iter().map(|name| if name == "-" { "stdin" } else { name }).collect();
+        let mut names = shown.join(", ");
+        let more = self.count.saturating_sub(self.names.len() as u64);
+        if more > 0 && !self.names.is_empty() {
+            names.push_str(&format!(" and {more} more"));
+        }
+        if names.is_empty() {
+            format!("{} {inputs}", self.count)
+        } else {
+            format!("{} {inputs} ({names})", self.count)
+        }
+    }
+}
 
 /// The filter of `--nid` (none when not given), its NIDs checked against
 /// the grammar of the run.

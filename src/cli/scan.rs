@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::Entry;
-use urnscan::job::{self, FileRef, Formatter, JobOptions, Location, Outcome, Sink, Totals};
+use urnscan::job::{self, FileRef, Formatter, JobOptions, Location, Misread, Outcome, Sink, Totals};
 use urnscan::nid::rules::apply_ns_rules;
 use urnscan::ordered::write_in_order;
 use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
@@ -102,7 +102,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         shown: 0,
         ui,
         progress: &progress,
-        compressed: Vec::new(),
+        misreads: super::Misreads::default(),
     };
     let mut outcome = match job::run(&paths, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
@@ -122,10 +122,11 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         printer.stats(&outcome, &nids, filtered)?;
     }
     printer.out.flush().context("cannot write to standard output")?;
-    if outcome.totals.compressed > 0 && !args.quiet {
-        // Not being able to say it is no reason to fail a finished run.
-        let hint = super::compressed_hint(outcome.totals.compressed, &printer.compressed);
-        let _ = writeln!(io::stderr().lock(), "{hint}");
+    if !args.quiet {
+        for hint in printer.misreads.hints() {
+            // Not being able to say it is no reason to fail a finished run.
+            let _ = writeln!(io::stderr().lock(), "{hint}");
+        }
     }
     // For a person watching: a pipe or a log gets only what the input
     // decides (and `--progress` ends with the same figures there).
@@ -222,8 +223,8 @@ struct Printer<'p, W: Write> {
     ui: Ui,
     /// Input errors on stderr are written around it.
     progress: &'p Progress,
-    /// The first inputs read as they are although compressed, for the hint.
-    compressed: Vec<String>,
+    /// Inputs read as their bytes although compressed or UTF-16, for the hints.
+    misreads: super::Misreads,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -636,10 +637,8 @@ impl<W: Write> Sink for Printer<'_, W> {
         Ok(if enough { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
     }
 
-    fn input_compressed(&mut self, file: FileRef<'_>) -> io::Result<()> {
-        if self.compressed.len() < super::COMPRESSED_NAMED {
-            self.compressed.push(file.name.to_owned());
-        }
+    fn input_misread(&mut self, file: FileRef<'_>, misread: Misread) -> io::Result<()> {
+        self.misreads.add(file.name, misread);
         Ok(())
     }
 

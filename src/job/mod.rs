@@ -40,8 +40,10 @@
 //! [`JobOptions::binary`] says so; so are inputs that start with a gzip or
 //! zstd magic but are read as they are, without [`JobOptions::decompress`]
 //! ([`Totals::compressed`]: most likely `-z` forgotten, and a run that
-//! finds nothing in them should say why). Stdin, pipes and devices are
-//! only read when their turn comes (see `process`).
+//! finds nothing in them should say why), and binary inputs that look like
+//! UTF-16 text without a byte-order mark ([`Totals::utf16_unmarked`]:
+//! `--encoding` wanted). Stdin, pipes and devices are only read when their
+//! turn comes (see `process`).
 //!
 //! # Files
 //!
@@ -72,7 +74,7 @@ use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
 use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
-use crate::transcode::Encoding;
+use crate::transcode::{Encoding, Utf16};
 use crate::urn::{Parts, Urn};
 
 mod emit;
@@ -190,6 +192,11 @@ pub struct Totals {
     /// of [`JobOptions::decompress`] (scanned as they are, or skipped as
     /// binary).
     pub compressed: u64,
+    /// Binary inputs that look like UTF-16 text without a byte-order mark
+    /// ([`Utf16::guess`]) and were read as their bytes under
+    /// [`Encoding::Auto`], where `urn:` is not found (scanned as they are,
+    /// or skipped as binary).
+    pub utf16_unmarked: u64,
     /// Bytes scanned.
     pub bytes: u64,
     /// Candidates: `urn:` that passed the left-boundary rule.
@@ -231,6 +238,7 @@ impl Totals {
         self.binary += other.binary;
         self.skipped += other.skipped;
         self.compressed += other.compressed;
+        self.utf16_unmarked += other.utf16_unmarked;
         self.bytes += other.bytes;
         self.candidates += other.candidates;
         self.valid += other.valid;
@@ -240,6 +248,17 @@ impl Totals {
             *self.invalid_kinds.entry(*k).or_default() += n;
         }
     }
+}
+
+/// Why an input read as its bytes most likely wanted another reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misread {
+    /// It starts with a gzip or zstd magic and was not decompressed (no
+    /// [`JobOptions::decompress`]).
+    Compressed,
+    /// It is binary and looks like UTF-16 text in this byte order without
+    /// a byte-order mark ([`Utf16::guess`]), under [`Encoding::Auto`].
+    Utf16(Utf16),
 }
 
 /// An input as the sink sees it.
@@ -296,13 +315,14 @@ pub trait Sink {
         let _ = (file, totals);
         Ok(())
     }
-    /// `file` starts with a gzip or zstd header and is not decompressed
-    /// (no [`JobOptions::decompress`]): once per input that
-    /// [`Totals::compressed`] counts, before its events (a pipe's, after
-    /// them: it is known from its first block). A sink can name these
-    /// inputs to its user. The default does nothing.
-    fn input_compressed(&mut self, file: FileRef<'_>) -> io::Result<()> {
-        let _ = file;
+    /// `file` is read as its bytes although its first bytes ask for
+    /// another reading ([`Misread`]): once per input that
+    /// [`Totals::compressed`] or [`Totals::utf16_unmarked`] counts, before
+    /// its events (a pipe's, after them: it is known from its first
+    /// block). A sink can name these inputs to its user. The default does
+    /// nothing.
+    fn input_misread(&mut self, file: FileRef<'_>, misread: Misread) -> io::Result<()> {
+        let _ = (file, misread);
         Ok(())
     }
     /// The counts of `file`'s events so far, after each window of a large
@@ -498,9 +518,9 @@ enum Processed {
     Unread(Contents),
     /// A binary input (then what was done with it).
     Binary(Box<Processed>),
-    /// An input read as it is although it starts with a compression
-    /// magic (then what was done with it).
-    Compressed(Box<Processed>),
+    /// An input read as its bytes although its first bytes ask for
+    /// another reading (then what was done with it).
+    Misread(Misread, Box<Processed>),
     /// Not scanned (a binary input under `--binary skip`).
     Skipped,
     /// What could be decoded before an error, then the error.
@@ -554,8 +574,8 @@ fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Inpu
             let decoded = opened.is_decoded();
             match (opened.contents, opened.codec) {
                 (Contents::Whole(whole), codec) => {
-                    let compressed = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
-                    compressed_if(compressed, whole_input(scanner, opts, target, whole))
+                    let archive = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
+                    misread_if(compressed(archive), whole_input(scanner, opts, target, whole))
                 }
                 // A transcoded pipe is still read live.
                 (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
@@ -579,13 +599,29 @@ fn binary_if(binary: bool, processed: Processed) -> Processed {
     }
 }
 
-/// Marks `processed` as read as it is although compressed, when it is.
-fn compressed_if(compressed: bool, processed: Processed) -> Processed {
-    if compressed {
-        Processed::Compressed(Box::new(processed))
-    } else {
-        processed
+/// Marks `processed` as read as its bytes although `misread` says it
+/// wanted another reading, when it does.
+fn misread_if(misread: Option<Misread>, processed: Processed) -> Processed {
+    match misread {
+        Some(misread) => Processed::Misread(misread, Box::new(processed)),
+        None => processed,
     }
+}
+
+/// What the first bytes `head` of an input read as its bytes say: whether
+/// it is binary, and whether it looks like UTF-16 text without a mark
+/// (asked only under [`Encoding::Auto`]: `None` wants the bytes, and a
+/// named byte order was transcoded already).
+fn sniff(opts: &JobOptions, head: &[u8]) -> (bool, Option<Misread>) {
+    let head = &head[..head.len().min(source::BINARY_PROBE)];
+    let binary = source::is_binary(head);
+    let utf16 = if binary && opts.encoding == Encoding::Auto { Utf16::guess(head) } else { None };
+    (binary, utf16.map(Misread::Utf16))
+}
+
+/// A compressed input read as its bytes, when `compressed`.
+fn compressed(compressed: bool) -> Option<Misread> {
+    compressed.then_some(Misread::Compressed)
 }
 
 fn skips(opts: &JobOptions, binary: bool) -> bool {
@@ -593,17 +629,15 @@ fn skips(opts: &JobOptions, binary: bool) -> bool {
 }
 
 fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: Whole) -> Processed {
-    let binary = source::is_binary(whole.as_bytes());
-    binary_if(
-        binary,
-        if skips(opts, binary) {
-            Processed::Skipped
-        } else if whole.as_bytes().len() > if opts.early_stop { EARLY_WINDOW } else { LARGE } {
-            Processed::Large(whole)
-        } else {
-            Processed::Scanned(Box::new(scan_whole(scanner, opts, target, whole)))
-        },
-    )
+    let (binary, misread) = sniff(opts, whole.as_bytes());
+    let processed = if skips(opts, binary) {
+        Processed::Skipped
+    } else if whole.as_bytes().len() > if opts.early_stop { EARLY_WINDOW } else { LARGE } {
+        Processed::Large(whole)
+    } else {
+        Processed::Scanned(Box::new(scan_whole(scanner, opts, target, whole)))
+    };
+    misread_if(misread, binary_if(binary, processed))
 }
 
 /// A stream read as it is, whose first bytes say whether it is binary or
@@ -612,10 +646,10 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
 /// [`Processed::Live`].)
 fn stream_input(opts: &JobOptions, reader: Box<dyn Read + Send>) -> Processed {
     let peeked = source::peek(reader, source::BINARY_PROBE);
-    let binary = source::is_binary(&peeked.head);
-    let compressed = decompress::Codec::sniff(&peeked.head).is_some();
+    let (binary, misread) = sniff(opts, &peeked.head);
+    let archive = decompress::Codec::sniff(&peeked.head).is_some();
     let rest = if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) };
-    compressed_if(compressed, binary_if(binary, rest))
+    misread_if(compressed(archive), misread_if(misread, binary_if(binary, rest)))
 }
 
 /// A decoded stream: whole if it ends within [`INLINE_LIMIT`], else the
@@ -629,10 +663,10 @@ fn decoded_input(
 ) -> Processed {
     let mut peeked = source::peek(reader, INLINE_LIMIT);
     if !peeked.is_complete(INLINE_LIMIT) {
-        let binary = source::is_binary(&peeked.head);
+        let (binary, misread) = sniff(opts, &peeked.head);
         let rest =
             if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(decompress::read_ahead(peeked)) };
-        return binary_if(binary, rest);
+        return misread_if(misread, binary_if(binary, rest));
     }
     let error = peeked.error.take();
     if error.is_some() {
@@ -725,9 +759,9 @@ impl Consumer<'_> {
             Processed::Live(reader) => {
                 let probe = scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome)?;
                 self.outcome.totals.binary += u64::from(probe.binary);
-                if probe.compressed {
-                    self.outcome.totals.compressed += 1;
-                    self.sink.input_compressed(file)?;
+                let utf16 = probe.utf16.filter(|_| probe.binary && opts.encoding == Encoding::Auto);
+                for misread in [compressed(probe.compressed), utf16.map(Misread::Utf16)].into_iter().flatten() {
+                    self.misread(file, misread)?;
                 }
                 Ok(())
             }
@@ -740,9 +774,8 @@ impl Consumer<'_> {
                 self.outcome.totals.binary += 1;
                 self.consume(index, input, *inner)
             }
-            Processed::Compressed(inner) => {
-                self.outcome.totals.compressed += 1;
-                self.sink.input_compressed(file)?;
+            Processed::Misread(misread, inner) => {
+                self.misread(file, misread)?;
                 self.consume(index, input, *inner)
             }
             Processed::Skipped => {
@@ -755,6 +788,15 @@ impl Consumer<'_> {
                 self.sink.input_error(&error)
             }
         }
+    }
+
+    /// Counts `file` as read as its bytes although `misread`, and tells the sink.
+    fn misread(&mut self, file: FileRef<'_>, misread: Misread) -> io::Result<()> {
+        match misread {
+            Misread::Compressed => self.outcome.totals.compressed += 1,
+            Misread::Utf16(_) => self.outcome.totals.utf16_unmarked += 1,
+        }
+        self.sink.input_misread(file, misread)
     }
 
     /// The keys of the batch's whole files into the table, in input order.

@@ -160,6 +160,9 @@ pub(super) struct Probe {
     /// The stream starts with a gzip or zstd magic
     /// ([`crate::decompress::Codec::sniff`] of its first block).
     pub(super) compressed: bool,
+    /// Its first block looks like UTF-16 text without a mark
+    /// ([`crate::transcode::Utf16::guess`]; counted only if it is binary).
+    pub(super) utf16: Option<crate::transcode::Utf16>,
 }
 
 impl Probe {
@@ -170,6 +173,7 @@ impl Probe {
     fn test(&mut self, buf: &[u8], base: u64) {
         if base == 0 {
             self.compressed = crate::decompress::Codec::sniff(buf).is_some();
+            self.utf16 = crate::transcode::Utf16::guess(&buf[..buf.len().min(source::BINARY_PROBE)]);
         }
         let end = (base + buf.len() as u64).min(source::BINARY_PROBE as u64);
         if self.binary || end <= self.tested {
