@@ -27,10 +27,10 @@
 //!
 //! Whether an input is binary is decided by [`is_binary`] from its first
 //! [`BINARY_PROBE`] bytes (decoded or transcoded bytes for a decoded or
-//! transcoded input: UTF-16 text is not binary), which are
-//! the same bytes whether the file is mapped, read or streamed ([`peek`]
-//! reads exactly that many from a stream), so the decision never depends
-//! on how the file was opened.
+//! transcoded input: UTF-16 text is not binary), which are the same bytes
+//! whether the file is mapped, read or streamed ([`peek`] reads exactly
+//! that many from a stream), so the decision never depends on how the
+//! file was opened.
 
 use std::fs::File;
 use std::io::{self, Read};

@@ -21,6 +21,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use urnscan::job::Misread;
+use urnscan::transcode::Utf16;
 
 use color::{ColorWhen, Palette};
 use progress::ProgressArgs;
@@ -708,8 +710,7 @@ const MISREAD_NAMED: usize = 3;
 
 impl Misreads {
     /// Counts input `name`.
-    pub fn add(&mut self, name: &str, misread: urnscan::job::Misread) {
-        use urnscan::{job::Misread, transcode::Utf16};
+    pub fn add(&mut self, name: &str, misread: Misread) {
         let named = match misread {
             Misread::Compressed => &mut self.compressed,
             Misread::Utf16(Utf16::Le) => &mut self.utf16le,
@@ -732,19 +733,20 @@ impl Misreads {
     pub fn hints(&self) -> Vec<String> {
         let mut hints = Vec::new();
         if self.compressed.count > 0 {
-            let (start, read, them) = self.compressed.verbs(("starts", "was", "it"), ("start", "were", "them"));
+            let (start, read, them) = self.compressed.by_count(("starts", "was", "it"), ("start", "were", "them"));
             hints.push(format!(
                 "hint: {} {start} with a gzip or zstd header and {read} not decompressed: add -z to decompress {them}",
                 self.compressed.inputs()
             ));
         }
-        for (named, order, flag) in [(&self.utf16le, "UTF-16LE", "utf-16le"), (&self.utf16be, "UTF-16BE", "utf-16be")] {
+        for (named, order, flag) in [(&self.utf16le, Utf16::Le, "utf-16le"), (&self.utf16be, Utf16::Be, "utf-16be")] {
             if named.count > 0 {
-                let (look, read, them) = named.verbs(("looks", "was", "it"), ("look", "were", "them"));
+                let (look, read, them) = named.by_count(("looks", "was", "it"), ("look", "were", "them"));
                 hints.push(format!(
-                    "hint: {} {look} like {order} text without a byte-order mark and {read} not transcoded: \
+                    "hint: {} {look} like {} text without a byte-order mark and {read} not transcoded: \
                      add -E {flag} to read {them} as text",
-                    named.inputs()
+                    named.inputs(),
+                    order.name()
                 ));
             }
         }
@@ -754,7 +756,7 @@ impl Misreads {
 
 impl Named {
     /// `one` or `many`, as the count asks.
-    fn verbs<T>(&self, one: T, many: T) -> T {
+    fn by_count<T>(&self, one: T, many: T) -> T {
         if self.count == 1 {
             one
         } else {
@@ -764,7 +766,7 @@ impl Named {
 
     /// "1 input (a.gz)", "4 inputs (a.gz, b.gz, c.zst and 1 more)".
     fn inputs(&self) -> String {
-        let inputs = self.verbs("input", "inputs");
+        let inputs = self.by_count("input", "inputs");
         // Standard input is `-` in the records, but "(-)" reads as a typo.
         let shown: Vec<&str> = self.names.iter().map(|name| if name == "-" { "stdin" } else { name }).collect();
         let mut names = shown.join(", ");
