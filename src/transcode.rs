@@ -75,7 +75,8 @@ impl Utf16 {
         }
     }
 
-    /// The byte order of UTF-16 text without a mark, guessed from `head`
+    /// The byte order of UTF-16 text without a mark, guessed from the
+    /// first [`BINARY_PROBE`](crate::source::BINARY_PROBE) bytes of `head`
     /// (an input's first bytes, which [`Encoding::Auto`] reads as they are)
     /// for a hint: text that holds URNs is mostly ASCII, so in nearly
     /// every code unit one byte is zero, always the same one, and the
@@ -83,6 +84,7 @@ impl Utf16 {
     /// unless 7 in 8 of at least 16 units are so, all in one order: bytes
     /// of a binary format seldom are.
     pub fn guess(head: &[u8]) -> Option<Utf16> {
+        let head = &head[..head.len().min(crate::source::BINARY_PROBE)];
         let units = head.len() / 2;
         if units < 16 {
             return None;
@@ -120,6 +122,18 @@ impl Utf16 {
 }
 
 impl Encoding {
+    /// For a hint: the byte order of the UTF-16 text without a mark that a
+    /// binary input whose first bytes are `head` looks like
+    /// ([`Utf16::guess`]). Only under [`Encoding::Auto`]: `None` wants the
+    /// bytes, and a named byte order is transcoded already.
+    pub fn unmarked(self, head: &[u8]) -> Option<Utf16> {
+        if self == Encoding::Auto {
+            Utf16::guess(head)
+        } else {
+            None
+        }
+    }
+
     /// How an input whose first bytes are `head` (at least [`BOM_LEN`] of
     /// them, when it has that many) is read: `None` for its bytes as they
     /// are, or the UTF-16 byte order to decode and how many bytes of mark

@@ -23,7 +23,7 @@ use urnscan::job::Misread;
 use urnscan::lines::{DedupOptions, FeedError, Finished, LineCounts, LineDedup, Order, Reject, DEFAULT_BLOCK_SIZE};
 use urnscan::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, OpenOptions, WalkOptions};
 use urnscan::stats::NidStats;
-use urnscan::transcode::{Encoding, Utf16};
+use urnscan::transcode::Encoding;
 use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
@@ -159,10 +159,8 @@ impl BinaryCounts {
         if !source::is_binary(head) {
             return false;
         }
-        if self.encoding == Encoding::Auto {
-            if let Some(order) = Utf16::guess(&head[..head.len().min(source::BINARY_PROBE)]) {
-                self.misreads.add(name, Misread::Utf16(order));
-            }
+        if let Some(order) = self.encoding.unmarked(head) {
+            self.misreads.add(name, Misread::Utf16(order));
         }
         self.seen += 1;
         let skip = self.policy == BinaryPolicy::Skip;

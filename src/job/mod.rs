@@ -610,12 +610,10 @@ fn misread_if(misread: Option<Misread>, processed: Processed) -> Processed {
 
 /// What the first bytes `head` of an input read as its bytes say: whether
 /// it is binary, and whether it looks like UTF-16 text without a mark
-/// (asked only under [`Encoding::Auto`]: `None` wants the bytes, and a
-/// named byte order was transcoded already).
+/// ([`Encoding::unmarked`]).
 fn sniff(opts: &JobOptions, head: &[u8]) -> (bool, Option<Misread>) {
-    let head = &head[..head.len().min(source::BINARY_PROBE)];
     let binary = source::is_binary(head);
-    let utf16 = if binary && opts.encoding == Encoding::Auto { Utf16::guess(head) } else { None };
+    let utf16 = if binary { opts.encoding.unmarked(head) } else { None };
     (binary, utf16.map(Misread::Utf16))
 }
 
@@ -759,6 +757,7 @@ impl Consumer<'_> {
             Processed::Live(reader) => {
                 let probe = scan_stream(scanner, opts, target, reader, self.sink, &mut self.outcome)?;
                 self.outcome.totals.binary += u64::from(probe.binary);
+                // The probe guessed from the first block, whatever the encoding.
                 let utf16 = probe.utf16.filter(|_| probe.binary && opts.encoding == Encoding::Auto);
                 for misread in [compressed(probe.compressed), utf16.map(Misread::Utf16)].into_iter().flatten() {
                     self.misread(file, misread)?;

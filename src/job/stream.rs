@@ -173,7 +173,7 @@ impl Probe {
     fn test(&mut self, buf: &[u8], base: u64) {
         if base == 0 {
             self.compressed = crate::decompress::Codec::sniff(buf).is_some();
-            self.utf16 = crate::transcode::Utf16::guess(&buf[..buf.len().min(source::BINARY_PROBE)]);
+            self.utf16 = crate::transcode::Utf16::guess(buf);
         }
         let end = (base + buf.len() as u64).min(source::BINARY_PROBE as u64);
         if self.binary || end <= self.tested {
