@@ -236,6 +236,19 @@ fn sort_by_key() {
 }
 
 #[test]
+fn sort_by_count() {
+    // Two lines each for urn:ex:a and urn:ex:b, tied, so by key ("a" <
+    // "b"), then urn:ex:A with one line.
+    assert_eq!(stdout(&dedup(&["--sort", "count", "--count"], ORDER_INPUT)), "2\tURN:EX:a\n2\turn:ex:b\n1\turn:ex:A\n");
+    // urn:ex:b gets a third line and comes first; csv keeps the order.
+    let input = [ORDER_INPUT, b"URN:ex:b\n"].concat();
+    assert_eq!(
+        stdout(&dedup(&["--sort", "count", "--format", "csv"], &input)),
+        "key,urn,count,nid,path,line\nurn:ex:b,urn:ex:b,3,ex,-,1\nurn:ex:a,URN:EX:a,2,ex,-,2\nurn:ex:A,urn:ex:A,1,ex,-,3\n"
+    );
+}
+
+#[test]
 fn jsonl_and_csv_give_the_first_occurrence() {
     let dir = TempDir::new("formats");
     let a = dir.file("a.txt", b"urn:ex:one\n\nURN:Ex:Two,2\n");
@@ -496,13 +509,14 @@ fn memory_limit_gives_identical_output_in_every_mode() {
     assert!(fs::metadata(&data).unwrap().len() > 2 << 20, "the dataset is far above the limit");
     let spill_dir = dir.path("tmp");
     fs::create_dir(&spill_dir).unwrap();
-    let modes: [&[&str]; 6] = [
+    let modes: [&[&str]; 7] = [
         &[],
         &["--count"],
         &["--keys"],
         &["--sort", "key", "--count"],
         &["--format", "jsonl"],
         &["--format", "csv", "--sort", "key"],
+        &["--sort", "count", "--count"],
     ];
     for mode in modes {
         let mut unlimited = mode.to_vec();
@@ -583,6 +597,13 @@ fn output_in_parallel_ranges_matches_the_truth_at_any_threads() {
     let first_seen: String = truth.iter().map(|(key, count)| format!("{count}\t{key}\n")).collect();
     let mut by_key: Vec<&(String, String)> = truth.iter().collect();
     by_key.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let by_count = {
+        // Most lines first; `sort_by` is stable, so equal counts stay in
+        // key order.
+        let mut by_count = by_key.clone();
+        by_count.sort_by_key(|(_, count)| std::cmp::Reverse(count.parse::<u64>().unwrap()));
+        by_count.iter().map(|(key, count)| format!("{count}\t{key}\n")).collect::<String>()
+    };
     let by_key: String = by_key.iter().map(|(key, count)| format!("{count}\t{key}\n")).collect();
     for j in ["-j1", "-j2"] {
         let o = dedup(&["--keys", "--count", j, &data], b"");
@@ -590,6 +611,8 @@ fn output_in_parallel_ranges_matches_the_truth_at_any_threads() {
         assert!(stdout(&o) == first_seen, "{j}: first-seen output differs from the truth file");
         let o = dedup(&["--keys", "--count", "--sort", "key", j, &data], b"");
         assert!(stdout(&o) == by_key, "{j}: key-order output differs from the sorted truth file");
+        let o = dedup(&["--keys", "--count", "--sort", "count", j, &data], b"");
+        assert!(stdout(&o) == by_count, "{j}: count-order output differs from the truth file sorted by count");
     }
 }
 

@@ -408,6 +408,8 @@ fn unique_with_repeated_and_min_count() {
         "key,urn,count,nid,path,offset\nurn:c3:%2F,urn:c3:%2f,3,c3,-,37\n"
     );
     assert_eq!(run(&["-d", "--sort", "first-seen"]), "2\turn:a1:x\n3\turn:c3:%2f\n");
+    assert_eq!(run(&["--sort", "count"]), "3\turn:c3:%2f\n2\turn:a1:x\n1\turn:b2:y\n");
+    assert_eq!(run(&["-d", "--sort", "count"]), "3\turn:c3:%2f\n2\turn:a1:x\n");
     let stats = run(&["--min-count", "3", "--stats", "--format", "jsonl"]);
     let last: serde_json::Value = serde_json::from_str(stats.lines().last().unwrap()).unwrap();
     assert_eq!((last["valid"].as_u64(), last["unique"].as_u64()), (Some(6), Some(3)), "{last}");

@@ -178,13 +178,13 @@ fn per_nid_stats_equal_the_truth() {
     }
 }
 
-/// `scan --unique` in both orders against the truth: one line per distinct
-/// key with its count, first-seen form and offset; by key bytes, or by the
-/// offset of the key's first occurrence. Over 16,384 distinct keys, so the
+/// `scan --unique` in every order against the truth: one line per distinct
+/// key with its count, first-seen form and offset; by key bytes, by the
+/// offset of the key's first occurrence, or by count and then key. Over 16,384 distinct keys, so the
 /// first-seen output is merged in several ranges, and over 16 MiB, so a
 /// mapped file is scanned in windows.
 #[test]
-fn unique_urns_in_key_and_first_seen_order_equal_the_truth() {
+fn unique_urns_in_every_order_equal_the_truth() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, truth) = generate(dir.path(), "20MiB", "2000", "31");
     // key -> (count, first offset, first-seen form); the truth is one
@@ -201,6 +201,11 @@ fn unique_urns_in_key_and_first_seen_order_equal_the_truth() {
         classes.iter().map(|(k, &(n, at, raw))| (k.to_string(), n, at, raw.to_owned())).collect();
     let mut first_seen = by_key.clone();
     first_seen.sort_by_key(|&(_, _, at, _)| at);
+    // Most occurrences first; the sort is stable, so equal counts stay in
+    // key order.
+    let mut by_count = by_key.clone();
+    by_count.sort_by_key(|c| std::cmp::Reverse(c.1));
+    assert!(by_count[0].1 > 1 && by_count.last().map(|c| c.1) == Some(1), "counts differ");
     let unique = |extra: &[&str], stdin: bool| -> Vec<(String, u64, u64, String)> {
         let mut args = vec!["scan", "--unique", "--format", "jsonl"];
         args.extend_from_slice(extra);
@@ -240,6 +245,9 @@ fn unique_urns_in_key_and_first_seen_order_equal_the_truth() {
         let mut args = extra.to_vec();
         args.extend_from_slice(&["--sort", "first-seen"]);
         assert!(unique(&args, false) == first_seen, "first-seen order {extra:?}");
+        let mut args = extra.to_vec();
+        args.extend_from_slice(&["--sort", "count"]);
+        assert!(unique(&args, false) == by_count, "count order {extra:?}");
     }
     assert!(unique(&["-j2", "--sort", "first-seen"], true) == first_seen, "first-seen order from stdin");
 }

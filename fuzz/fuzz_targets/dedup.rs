@@ -2,9 +2,11 @@
 //! engine of `urnscan dedup`) against a plain reference.
 //!
 //! The input is split in two "files" (at a point chosen by its first byte)
-//! and fed to two engines: one with [`LineDedup::add_bytes`], finished in
+//! and fed to three engines: one with [`LineDedup::add_bytes`], finished in
 //! first-seen order, one with [`LineDedup::add_reader`] from a reader that
-//! returns a few bytes per call, finished in key order. The grammar, the
+//! returns a few bytes per call, finished in key order, and one with
+//! `add_bytes` again, finished in count order (most lines first, equal
+//! counts by key). The grammar, the
 //! namespace rules and spilling to temporary files (a memory limit of one
 //! byte, for one input in eight; in `/dev/shm` when there is one) are
 //! chosen by the input's length. The reference is the module
@@ -15,7 +17,7 @@
 //! [`apply_ns_rules`] when they are on), with its count and its first
 //! occurrence (file, 1-based line, first-seen form). Checked: line counts
 //! per file, the totals, every rejected line in order with its error, and
-//! every class in both orders. (The engine judges most lines from the bit
+//! every class in all three orders. (The engine judges most lines from the bit
 //! maps of their span, `grammar::bits`, and walks the rest: the reference's
 //! `parse` checks the first path against the second.)
 //!
@@ -74,6 +76,11 @@ fuzz_target!(|data: &[u8]| {
     let by_reader =
         engine(&files, &opts, Order::Key, |d, bytes, file, sink| d.add_reader(&mut Dribble::new(bytes), file, sink));
     assert_eq!(by_reader, expected, "add_reader, key order");
+
+    // Stable: equal counts stay in key order.
+    expected.classes.sort_by_key(|c| std::cmp::Reverse(c.count));
+    let by_count = engine(&files, &opts, Order::Count, |d, bytes, file, sink| d.add_bytes(bytes, file, sink));
+    assert_eq!(by_count, expected, "add_bytes, count order");
 });
 
 type Sink<'s> = urnscan::lines::RejectSink<'s>;

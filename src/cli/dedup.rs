@@ -53,6 +53,8 @@ pub enum SortOrder {
     FirstSeen,
     /// By equivalence key, byte by byte.
     Key,
+    /// By count, most first; equal counts by equivalence key.
+    Count,
 }
 
 /// Parses `--memory-limit` like `gen --size` (`64MiB`, `1GiB`, `500MB`).
@@ -303,6 +305,7 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
     let order = match args.sort {
         SortOrder::FirstSeen => Order::FirstSeen,
         SortOrder::Key => Order::Key,
+        SortOrder::Count => Order::Count,
     };
     let (format, count, keys) = (args.format, args.count, args.keys);
     let min_count = super::min_count(args.min_count, args.repeated);

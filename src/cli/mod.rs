@@ -268,8 +268,9 @@ pub struct ScanArgs {
     #[arg(short, long)]
     unique: bool,
     /// With --unique: the order of the lines, by equivalence key (byte
-    /// order, as `sort -u`) or by first occurrence (inputs in the order
-    /// given, then offset; no sort, so faster on many distinct URNs).
+    /// order, as `sort -u`), by first occurrence (inputs in the order
+    /// given, then offset; no sort, so faster on many distinct URNs), or by
+    /// count (most first, equal counts by key, as `sort | uniq -c | sort -rn`).
     #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique")]
     sort: dedup::SortOrder,
     /// With --unique: only the URNs that occur at least N times (each still with its whole count;
@@ -556,7 +557,8 @@ pub struct DedupArgs {
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
     rfc2141: bool,
-    /// Output order: by first occurrence, or by equivalence key (byte order).
+    /// Output order: by first occurrence, by equivalence key (byte order), or
+    /// by count (most lines first, equal counts by key).
     #[arg(long, value_enum, default_value_t = dedup::SortOrder::FirstSeen)]
     sort: dedup::SortOrder,
     /// Text output: prefix each class with its number of lines (count<TAB>urn).

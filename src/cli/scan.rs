@@ -247,8 +247,8 @@ impl<W: Write> Printer<'_, W> {
     /// key order, with `count_nids`, the same pass counts every entry (the
     /// ones left out too) by NID, which key order groups into runs: the
     /// per-NID statistics without a second pass over the entries and
-    /// without hashing (see [`NidRuns`]). First-seen order does not group
-    /// them, and returns `None` for the caller to count apart.
+    /// without hashing (see [`NidRuns`]). First-seen and count order do not
+    /// group them, and return `None` for the caller to count apart.
     fn unique(
         &mut self,
         outcome: &mut Outcome,
@@ -267,9 +267,16 @@ impl<W: Write> Printer<'_, W> {
             let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
             unique_record(text, format, e, path)
         };
-        if order == SortOrder::FirstSeen {
-            outcome.table.first_seen().write_in_order(&mut self.out, &record)?;
-            return Ok(None);
+        match order {
+            SortOrder::FirstSeen => {
+                outcome.table.first_seen().write_in_order(&mut self.out, &record)?;
+                return Ok(None);
+            }
+            SortOrder::Count => {
+                outcome.table.by_count().write_in_order(&mut self.out, &record)?;
+                return Ok(None);
+            }
+            SortOrder::Key => {}
         }
         // In the table's own indexes: every key is in.
         let sorted = outcome.table.sorted();

@@ -8,6 +8,8 @@
 //!   kept in the tables' own indexes.
 //! - [`first_seen`]: [`FirstSeenEntries`], the same in first-seen order,
 //!   merged from the tables as they are.
+//! - [`by_count`]: [`CountedEntries`], the same by count (most first, then
+//!   by key), a counting sort of the key order.
 //! - here: [`ShardedTable`], the same filled by all threads at once, and
 //!   [`KeyBatch`], the URNs of one buffer on their way into it.
 //!
@@ -47,6 +49,7 @@
 //! bits in an index of over 2^18 slots; see [`table`]), so a shard's keys
 //! still spread over its whole index.
 
+pub mod by_count;
 pub mod entry;
 pub mod first_seen;
 pub mod sorted;
@@ -60,6 +63,7 @@ use crate::grammar::Grammar;
 use crate::key::{key_shape, write_key, Fixes};
 use crate::nid::rules::apply_ns_rules;
 
+pub use by_count::CountedEntries;
 pub use entry::{Entry, Position, Raw};
 pub use first_seen::FirstSeenEntries;
 pub use sorted::SortedEntries;
@@ -164,6 +168,13 @@ impl ShardedTable {
     /// still be inserted afterwards; the first insert rebuilds the index.
     pub fn sorted(&mut self) -> SortedEntries<'_> {
         SortedEntries::reusing_indexes(&mut self.shards)
+    }
+
+    /// Entries by count, most first, equal counts by key: the key order of
+    /// [`ShardedTable::sorted`] counting-sorted by count (see
+    /// [`CountedEntries`]; 8 bytes per entry beyond the table).
+    pub fn by_count(&mut self) -> CountedEntries<'_> {
+        CountedEntries::new(&SortedEntries::reusing_indexes(&mut self.shards))
     }
 
     /// Entries in first-seen order (by [`Entry::first`]): merged from the

@@ -202,10 +202,7 @@ impl<'t> SortedEntries<'t> {
         out: &mut dyn Write,
         format: &(dyn Fn(&Entry<'_>, &mut Vec<u8>) -> io::Result<()> + Sync),
     ) -> io::Result<()> {
-        let starts: Vec<usize> = (0..self.len()).step_by(RANGE_ENTRIES).collect();
-        write_in_order(&starts, out, |&start, text| {
-            self.iter_range(start..start + RANGE_ENTRIES).try_for_each(|e| format(&e, text))
-        })
+        write_ranges(self.len(), out, format, |range| self.iter_range(range))
     }
 
     /// Entries `range` of [`SortedEntries::iter`] (clamped to the length):
@@ -219,17 +216,51 @@ impl<'t> SortedEntries<'t> {
             // The part's places within `start..end`, by rank.
             let from = p.range.start + start.saturating_sub(p.rank);
             let to = p.range.end.min(p.range.start + (end - p.rank));
-            let places = &self.buffers[p.buffer][from..to];
-            places.iter().enumerate().map(move |(i, &here)| {
-                if let Some(&ahead) = places.get(i + AHEAD) {
-                    let (table, offset) = at(tables, ahead);
-                    table.prefetch_entry_at(offset);
-                }
-                let (table, offset) = at(tables, here);
-                table.entry_at(offset)
-            })
+            entries_at(tables, &self.buffers[p.buffer][from..to])
         })
     }
+
+    /// The places of the entries, in key order: for
+    /// [`super::CountedEntries`], which reorders them.
+    pub(super) fn places(&self) -> impl Iterator<Item = u64> + '_ {
+        self.parts.iter().flat_map(|p| self.buffers[p.buffer][p.range.clone()].iter().copied())
+    }
+
+    /// The tables the entries are in.
+    pub(super) fn tables(&self) -> &'t [KeyTable] {
+        self.tables
+    }
+}
+
+/// Formats entries `0..len`, handed out by `range` [`RANGE_ENTRIES`] at a
+/// time on several threads, and writes the ranges to `out` in order
+/// ([`crate::ordered::write_in_order`]): the bytes of one `format` call per
+/// entry in order.
+pub(super) fn write_ranges<'t, I: Iterator<Item = Entry<'t>>>(
+    len: usize,
+    out: &mut dyn Write,
+    format: &(dyn Fn(&Entry<'_>, &mut Vec<u8>) -> io::Result<()> + Sync),
+    range: impl Fn(Range<usize>) -> I + Sync,
+) -> io::Result<()> {
+    let starts: Vec<usize> = (0..len).step_by(RANGE_ENTRIES).collect();
+    write_in_order(&starts, out, |&start, text| range(start..start + RANGE_ENTRIES).try_for_each(|e| format(&e, text)))
+}
+
+/// The entries at `places`, in order, each decoded from its table as it is
+/// handed out, with the entries a few places ahead prefetched (an order
+/// other than the tables' own is all over memory).
+pub(super) fn entries_at<'t, 'p>(tables: &'t [KeyTable], places: &'p [u64]) -> impl Iterator<Item = Entry<'t>> + 'p
+where
+    't: 'p,
+{
+    places.iter().enumerate().map(move |(i, &here)| {
+        if let Some(&ahead) = places.get(i + AHEAD) {
+            let (table, offset) = at(tables, ahead);
+            table.prefetch_entry_at(offset);
+        }
+        let (table, offset) = at(tables, here);
+        table.entry_at(offset)
+    })
 }
 
 /// The keys that cut the entries into buckets, in key order, and what

@@ -27,8 +27,9 @@
 //! Each class keeps its count and its first occurrence as a [`Position`]:
 //! the input's index and, *here*, the 1-based line number in
 //! [`Position::offset`] (lines are in byte order, so the order is the same
-//! as by byte offset). Output is in first-seen order ([`Order::FirstSeen`])
-//! or by key bytes ([`Order::Key`]).
+//! as by byte offset). Output is in first-seen order ([`Order::FirstSeen`]),
+//! by key bytes ([`Order::Key`]), or by count ([`Order::Count`]: most
+//! first, then by key), each also when the tables spill (see below).
 //!
 //! # How a block of lines is processed
 //!
@@ -95,7 +96,9 @@
 //! MB, more than here; 97.3 with a 32-byte record per key and raw
 //! forms stored whole, 118.5 when those were doubling vectors). Neither
 //! order needs more for the output: first-seen order merges the tables as
-//! they are, and `--sort key` keeps its sorted list in their indexes. On
+//! they are, and `--sort key` keeps its sorted list in their indexes
+//! (`--sort count` adds 16 bytes per class while it reorders that list,
+//! see [`CountedEntries`](crate::dedup::CountedEntries)). On
 //! top of the tables, the current block (8 MiB by default) and its records,
 //! 24 bytes per line.
 //!
@@ -110,7 +113,8 @@
 //! position wins, exactly as in memory, so the classes are the same. A file
 //! whose table still exceeds the limit is split again by the next 6 bits of
 //! the hash (up to [`MAX_SPILL_LEVELS`] levels, after which the limit is
-//! ignored). Each final table is sorted into a run file, and the runs are
+//! ignored). Each final table, whose counts are whole (a key's lines all
+//! go to one file), is sorted into a run file, and the runs are
 //! merged, so the output is byte for byte the output of the in-memory run
 //! and the memory stays bounded by the limit plus one record per open run.
 //! Key order needs no memory beyond the tables: the sorted list of entries
@@ -260,6 +264,8 @@ pub enum Order {
     FirstSeen,
     /// By key bytes.
     Key,
+    /// By count, most first; equal counts by key bytes.
+    Count,
 }
 
 impl Order {
@@ -269,6 +275,7 @@ impl Order {
         match self {
             Order::FirstSeen => a.first.cmp(&b.first),
             Order::Key => a.key.cmp(b.key),
+            Order::Count => b.count.cmp(&a.count).then_with(|| a.key.cmp(b.key)),
         }
     }
 }

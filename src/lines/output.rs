@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use super::{Formatter, Order};
-use crate::dedup::{Entry, FirstSeenEntries, KeyTable, SortedEntries};
+use crate::dedup::{CountedEntries, Entry, FirstSeenEntries, KeyTable, SortedEntries};
 
 /// A sorted source of classes for [`merge`].
 pub(super) trait Cursor {
@@ -16,7 +16,8 @@ pub(super) trait Cursor {
 }
 
 /// The in-memory result: first-seen order merges the tables (each already
-/// in first-seen order, see the module docs); key order sorts them all.
+/// in first-seen order, see the module docs); key order sorts them all,
+/// and count order reorders the key order by count.
 pub(super) fn emit_tables(
     tables: &mut [KeyTable],
     order: Order,
@@ -34,6 +35,13 @@ pub(super) fn emit_tables(
                 emit(&e)?;
             }
             Ok(sorted.len() as u64)
+        }
+        Order::Count => {
+            let counted = CountedEntries::new(&SortedEntries::reusing_indexes(tables));
+            for e in counted.iter() {
+                emit(&e)?;
+            }
+            Ok(counted.len() as u64)
         }
     }
 }
@@ -56,6 +64,11 @@ pub(super) fn write_tables(
             let entries = FirstSeenEntries::new(tables);
             entries.write_in_order(out, format)?;
             Ok(entries.len() as u64)
+        }
+        Order::Count => {
+            let counted = CountedEntries::new(&SortedEntries::reusing_indexes(tables));
+            counted.write_in_order(out, format)?;
+            Ok(counted.len() as u64)
         }
     }
 }

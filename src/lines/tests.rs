@@ -231,7 +231,7 @@ fn mixed_input(lines: usize) -> Vec<u8> {
 #[test]
 fn blocks_streams_and_spilling_do_not_change_results() {
     let input = mixed_input(60_000);
-    for order in [Order::FirstSeen, Order::Key] {
+    for order in [Order::FirstSeen, Order::Key, Order::Count] {
         let whole = run(opts(), &[&input, b"urn:ex:1\nurn:zz:tail"], order, false);
         assert_eq!(whole.2.lines, 60_002);
         let small = DedupOptions { block_size: 1, ..opts() };
@@ -255,7 +255,7 @@ fn a_nid_filter_keeps_the_classes_of_its_nids() {
     let input = mixed.replace("ex:1", "zz:1").replace("EX:2", "Zz:2").replace("Ex:3", "b-c:3").into_bytes();
     let filter = NidFilter::new(["ZZ", "b-c"], Grammar::Rfc8141).unwrap();
     let nid = |form: &str| form.split(':').nth(1).unwrap().to_ascii_lowercase();
-    for order in [Order::FirstSeen, Order::Key] {
+    for order in [Order::FirstSeen, Order::Key, Order::Count] {
         let (classes, rejects, counts) = run(opts(), &[&input], order, false);
         let want: Classes = classes.into_iter().filter(|c| ["zz", "b-c"].contains(&nid(&c.0).as_str())).collect();
         assert!(want.len() > 100 && want.iter().any(|c| nid(&c.0) == "b-c"));
@@ -326,7 +326,7 @@ fn parallel_output_is_the_sequential_output() {
     let out_of_order: [(u32, &[u8]); 2] = [(1, &a), (0, &b)];
     for opts in [opts(), DedupOptions { block_size: 1, ..opts() }] {
         for inputs in [&in_order[..], &out_of_order] {
-            for order in [Order::FirstSeen, Order::Key] {
+            for order in [Order::FirstSeen, Order::Key, Order::Count] {
                 let expected = output(&opts, inputs, order, false, 2);
                 assert!(expected.iter().filter(|&&b| b == b'\n').count() > 2 * sorted::RANGE_ENTRIES, "several ranges");
                 for threads in [1, 2, 3] {

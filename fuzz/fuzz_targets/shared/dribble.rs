@@ -29,7 +29,7 @@ impl<'a> Dribble<'a> {
 impl Read for Dribble<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.calls += 1;
-        if self.pause > 0 && self.calls % self.pause == 0 {
+        if self.pause > 0 && self.calls.is_multiple_of(self.pause) {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         self.step = self.step % 13 + 1;
