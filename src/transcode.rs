@@ -18,8 +18,12 @@
 //! (big-endian). The mark is dropped. Nothing else is guessed: text
 //! without a mark is read as it is unless the caller names the byte order
 //! ([`Encoding::Utf16Le`], [`Encoding::Utf16Be`]; a mark, when there is
-//! one, still decides). A UTF-8 mark (`ef bb bf`) needs nothing: it holds
-//! no URN character, so it is read as it is. UTF-32 is not decoded.
+//! one, still decides). A UTF-8 mark (`ef bb bf`, which Notepad and
+//! Excel's "CSV UTF-8" write) is no URN character, so a search for `urn:`
+//! reads it as it is and its offsets stay the file's; the readers of one
+//! URN per line (`dedup`, `check`) judge their first line without it
+//! ([`without_utf8_bom`]), where it would make that line a URN after three
+//! non-ASCII bytes. UTF-32 is not decoded.
 //!
 //! ## Decoding
 //!
@@ -50,6 +54,25 @@ pub enum Encoding {
     Utf16Le,
     /// UTF-16, big-endian unless a byte-order mark says otherwise.
     Utf16Be,
+}
+
+/// The UTF-8 byte-order mark: U+FEFF encoded as UTF-8.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The start of an input without a UTF-8 byte-order mark, if it has one:
+/// for readers that judge each line whole, where the mark would be part of
+/// the first line (a URN after three non-ASCII bytes). Only the start of
+/// an input holds a mark; U+FEFF anywhere else is a character of the text.
+///
+/// ```
+/// use urnscan::transcode::without_utf8_bom;
+///
+/// assert_eq!(without_utf8_bom(b"\xEF\xBB\xBFurn:isbn:0451450523\n"), b"urn:isbn:0451450523\n");
+/// assert_eq!(without_utf8_bom(b"urn:isbn:0451450523\n"), b"urn:isbn:0451450523\n");
+/// assert_eq!(without_utf8_bom(b"\xEF\xBB"), b"\xEF\xBB");
+/// ```
+pub fn without_utf8_bom(start: &[u8]) -> &[u8] {
+    start.strip_prefix(UTF8_BOM).unwrap_or(start)
 }
 
 /// The byte order of UTF-16 code units.

@@ -83,6 +83,24 @@ fn stdin_lines_crlf_and_invalid_utf8() {
     assert_eq!(v[3]["nid_class"], "experimental");
 }
 
+/// A UTF-8 byte-order mark (Notepad's "UTF-8 with BOM") before the first
+/// line is not part of it; before a later line it is, and the line is not
+/// a URN (RFC 8141 §2: ASCII only).
+#[test]
+fn stdin_with_a_utf8_byte_order_mark() {
+    let o = urnscan(&["check", "--format", "jsonl"], b"\xEF\xBB\xBFURN:ISBN:0451450523\r\n\xEF\xBB\xBFurn:ab:c\n");
+    assert_eq!(o.status.code(), Some(1));
+    let v: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        (&v[0]["input"], &v[0]["valid"], &v[0]["key"]),
+        (&"URN:ISBN:0451450523".into(), &true.into(), &"urn:isbn:0451450523".into())
+    );
+    assert_eq!((&v[1]["input"], &v[1]["error"]["kind"]), (&"\u{feff}urn:ab:c".into(), &"non-ascii".into()));
+    assert_eq!(v.len(), 2);
+    let o = urnscan(&["check"], b"\xEF\xBB\xBFurn:ab:c\n");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
 #[test]
 fn rfc2141_mode() {
     let o = urnscan(&["check", "--rfc2141", "--format", "jsonl", "urn:a:b?c#d", "urn:urn:x", "urn:ab:~"], b"");

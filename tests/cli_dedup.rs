@@ -416,6 +416,24 @@ fn unreadable_input_is_reported_and_the_others_processed() {
     assert!(stdout(&o).contains(&format!("\"path\":\"{good}\",\"line\":1")), "{}", stdout(&o));
 }
 
+/// A UTF-8 byte-order mark before the first line of an input (Notepad's
+/// and Excel's "UTF-8 with BOM") is not part of it, in a file and on
+/// stdin; at the start of a later line it is, and that line is not a URN
+/// (RFC 8141 §2: ASCII only).
+#[test]
+fn a_utf8_byte_order_mark_before_the_first_line_is_ignored() {
+    let dir = TempDir::new("bom");
+    let text = b"\xEF\xBB\xBFurn:isbn:0451450523\r\nURN:ISBN:0451450523\r\n\xEF\xBB\xBFurn:ab:c\r\n";
+    let file = dir.file("excel.csv", text);
+    for (args, stdin) in [(vec!["-c", &file[..]], &b""[..]), (vec!["-c"], text)] {
+        let o = dedup(&args, stdin);
+        assert_eq!(stdout(&o), "2\turn:isbn:0451450523\n", "{args:?}");
+        let s = summary(&o);
+        assert_eq!((s["lines read"], s["valid"], s["invalid"]), (3, 2, 1), "{args:?}");
+        assert!(stderr(&o).contains(":3: non-ascii"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn crlf_and_surrounding_whitespace_are_ignored() {
     let input = b"  urn:ab:x \r\n\turn:ab:y\r\n \r\n\r\nurn:ab:x\x0c\nurn:ab:z\r";

@@ -10,7 +10,8 @@
 //! namespace rules and spilling to temporary files (a memory limit of one
 //! byte, for one input in eight; in `/dev/shm` when there is one) are
 //! chosen by the input's length. The reference is the module
-//! docs written out: a line ends at `\n` (the last may end at the end of
+//! docs written out: a UTF-8 byte-order mark at the start of an input is
+//! dropped, a line ends at `\n` (the last may end at the end of
 //! input), its surrounding ASCII whitespace (space, tab, CR, LF, form feed)
 //! is ignored, a line with nothing else is empty, any other line is judged
 //! whole by [`parse`] and grouped by its key (through
@@ -131,6 +132,8 @@ fn reference(files: &[&[u8]], opts: &DedupOptions) -> Outcome {
     let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     for (file, bytes) in files.iter().enumerate() {
         let file = file as u32;
+        // A UTF-8 byte-order mark at the start of an input is no part of it.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
         if bytes.is_empty() || bytes.ends_with(b"\n") {
             lines.pop(); // nothing after the last newline is not a line

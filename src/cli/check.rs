@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
 use urnscan::source::{self, Contents, Input, MmapPolicy};
-use urnscan::transcode::Encoding;
+use urnscan::transcode::{without_utf8_bom, Encoding};
 use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
@@ -92,6 +92,7 @@ fn stdin(encoding: Encoding) -> Box<dyn Read + Send> {
 fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: usize) -> Result<()> {
     let mut buf = Vec::new();
     let mut in_order = InOrder::new();
+    let mut at_start = true;
     loop {
         let asked = block.max(1);
         // What is left of the last round is part of a line: a line end can
@@ -107,7 +108,12 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
             (Ok(_), _) => buf.len(),
             (Err(_), end) => end.unwrap_or(0),
         };
-        let lines = &buf[..end];
+        let mut lines = &buf[..end];
+        if at_start && end > 0 {
+            // The first line is whole: a UTF-8 byte-order mark is no part of it.
+            lines = without_utf8_bom(lines);
+            at_start = false;
+        }
         in_order
             .write(&line_ranges(lines, PIECE_BYTES), out, |piece, text| {
                 lines_of(&lines[piece.clone()]).try_for_each(|line| judge.write(strip_line_end(line), text))
@@ -299,9 +305,10 @@ mod tests {
     }
 
     /// The plain reference: every line judged in turn, as `read_until`
-    /// splits them.
+    /// splits them, after a UTF-8 byte-order mark at the start of the input.
     fn one_by_one(input: &[u8], judge: &Judge) -> Vec<u8> {
         let mut out = Vec::new();
+        let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
         for line in input.split_inclusive(|&b| b == b'\n') {
             judge.write(strip_line_end(line), &mut out).unwrap();
         }
@@ -413,6 +420,31 @@ mod tests {
         assert!(judge.any_invalid.load(Ordering::Relaxed));
     }
 
+    /// A UTF-8 byte-order mark before the first line is not judged, in
+    /// any block size; U+FEFF at the start of a later line is a non-ASCII
+    /// byte there (RFC 8141 §2: a URN is ASCII), and is judged so.
+    #[test]
+    fn a_utf8_mark_before_the_first_line_is_not_judged() {
+        let input = b"\xEF\xBB\xBFurn:isbn:0451450523\n\xEF\xBB\xBFurn:isbn:0451450523\n";
+        for block in [1, 2, 3, 4, 64] {
+            let judge = judge(CheckFormat::Jsonl);
+            let mut out = Vec::new();
+            judge_lines(&input[..], &mut out, &judge, block).unwrap();
+            let verdicts: Vec<serde_json::Value> = out
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .map(|l| serde_json::from_slice(l).unwrap())
+                .collect();
+            assert_eq!(verdicts.len(), 2, "block {block}");
+            assert_eq!((&verdicts[0]["input"], &verdicts[0]["valid"]), (&"urn:isbn:0451450523".into(), &true.into()));
+            assert_eq!(verdicts[1]["valid"], false, "block {block}");
+            assert_eq!(
+                (&verdicts[1]["error"]["kind"], &verdicts[1]["error"]["offset"]),
+                (&"non-ascii".into(), &0.into())
+            );
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
         /// Any bytes, rich in line ends and URN pieces, read in blocks of
@@ -421,11 +453,13 @@ mod tests {
         #[test]
         fn any_bytes_in_any_blocks_come_out_as_judged_one_by_one(
             bytes in proptest::collection::vec(proptest::sample::select(b"urn:ab\n\r%2cZ?+=#\x00\xff ".to_vec()), 0..600),
+            marked in proptest::bool::ANY,
             block in 1usize..80,
             threads in 1usize..4,
             jsonl in proptest::bool::ANY,
             only_invalid in proptest::bool::ANY,
         ) {
+            let bytes = if marked { [&b"\xEF\xBB\xBF"[..], &bytes].concat() } else { bytes };
             let format = if jsonl { CheckFormat::Jsonl } else { CheckFormat::Text };
             let judge = || Judge { only_invalid, ..judge(format) };
             let want = one_by_one(&bytes, &judge());

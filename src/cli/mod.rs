@@ -535,7 +535,8 @@ Examples:
   urnscan dedup --stats --format json urns.txt  the same and the summary's counts, one JSON object
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
-Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped.
+Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped,
+and so is a UTF-8 byte-order mark before an input's first line (as Notepad writes it).
 Invalid lines go to stderr as FILE:LINE: kind: message (FILE is - for stdin), or with --rejects to a
 TSV file ([path<TAB>]line<TAB>kind<TAB>text, the path when there are several inputs; the text is the
 trimmed line and may hold tabs itself); then a summary of the counts. --quiet hides both on stderr
@@ -643,7 +644,8 @@ pub struct CheckArgs {
     /// were any).
     #[arg(long)]
     invalid: bool,
-    /// URNs to check; none (or `-` alone) means one per line on stdin.
+    /// URNs to check; none (or `-` alone) means one per line on stdin (a trailing CR, and a UTF-8
+    /// byte-order mark before the first line, are not part of a line).
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
     #[command(flatten)]

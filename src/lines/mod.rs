@@ -4,8 +4,10 @@
 //! # What a line is
 //!
 //! A line ends at `\n` (the last one may end at the end of input). Its
-//! surrounding ASCII whitespace, `\r` included, is ignored ([`trim_line`]);
-//! a line with nothing else is *empty* and only counted. Every other line is
+//! surrounding ASCII whitespace, `\r` included, is ignored ([`trim_line`]),
+//! and so is a UTF-8 byte-order mark at the start of an input
+//! ([`without_utf8_bom`]: Notepad and Excel write one); a line with nothing
+//! else is *empty* and only counted. Every other line is
 //! judged as a whole by [`crate::parse`]: it is a URN or it is *rejected*
 //! with the parser's error, and a rejected line always reaches the caller's
 //! reject callback — nothing is dropped silently.
@@ -168,6 +170,7 @@ use crate::grammar::{Grammar, MAX_URN_LEN};
 use crate::nid::NidFilter;
 use crate::source::Whole;
 use crate::stats::{NidRuns, NidStats};
+use crate::transcode::without_utf8_bom;
 
 mod condense;
 mod judge;
@@ -578,6 +581,7 @@ impl LineDedup {
         first_line: u64,
         on_reject: &mut RejectSink<'_>,
     ) -> Result<u64, FeedError> {
+        let block = if first_line == 1 { self.past_utf8_bom(block) } else { block };
         let target = (block.len() / (rayon::current_num_threads() * 4)).max(MIN_CHUNK);
         let judge = Judge { grammar: self.grammar, ns_rules: self.ns_rules, nids: self.nids.as_ref() };
         let ranges = line_ranges(block, target);
@@ -616,6 +620,17 @@ impl LineDedup {
         }
         self.spill_if_over_limit().map_err(FeedError::Write)?;
         Ok(next - first_line)
+    }
+
+    /// The first block of an input without a UTF-8 byte-order mark, which
+    /// is no part of its first line ([`without_utf8_bom`]); the mark's
+    /// bytes still count as read.
+    fn past_utf8_bom<'b>(&self, block: &'b [u8]) -> &'b [u8] {
+        let text = without_utf8_bom(block);
+        if let Some(counter) = &self.progress {
+            counter.fetch_add((block.len() - text.len()) as u64, AtomicOrdering::Relaxed);
+        }
+        text
     }
 
     fn spill_if_over_limit(&mut self) -> io::Result<()> {

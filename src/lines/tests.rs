@@ -43,6 +43,25 @@ fn trimming() {
     assert_eq!(trim_line(b"urn:ab:c d"), b"urn:ab:c d");
 }
 
+/// A UTF-8 byte-order mark at the start of an input is no part of its
+/// first line (Notepad and Excel write one), in every input, whole or read
+/// in small blocks; U+FEFF at the start of a later line is part of that
+/// line, a non-ASCII byte (RFC 8141 §2: a URN is ASCII), and rejected.
+#[test]
+fn a_utf8_mark_before_the_first_line_is_ignored() {
+    let a: &[u8] = b"\xEF\xBB\xBFurn:isbn:0451450523\nURN:ISBN:0451450523\n\xEF\xBB\xBFurn:ab:c\n";
+    // A mark before an empty line, then a line of U+FEFF alone.
+    let b: &[u8] = b"\xEF\xBB\xBF\n\xEF\xBB\xBF";
+    let small = DedupOptions { block_size: 1, ..opts() };
+    for (opts, stream) in [(opts(), false), (opts(), true), (small.clone(), false), (small, true)] {
+        let (classes, rejects, counts) = run(opts, &[a, b], Order::FirstSeen, stream);
+        assert_eq!(classes, [("urn:isbn:0451450523".to_owned(), 2, 0, 1)], "stream {stream}");
+        let want = [(0, 3, "non-ascii", "\u{feff}urn:ab:c".to_owned()), (1, 2, "non-ascii", "\u{feff}".to_owned())];
+        assert_eq!(rejects, want, "stream {stream}");
+        assert_eq!((counts.lines, counts.valid, counts.empty, counts.invalid_total()), (5, 2, 1, 2));
+    }
+}
+
 fn opts() -> DedupOptions {
     DedupOptions::default()
 }
