@@ -585,6 +585,17 @@ fn files_from_lists_paths_by_line_or_by_nul() {
     assert_eq!(run.code, Some(2));
     assert_eq!(run.err.matches("No such file").count(), 2, "{}", run.err);
     assert!(run.out.contains("a.txt:2\n"), "{}", run.out);
+    // A list saved by Notepad: a UTF-8 byte-order mark and CR LF line ends
+    // (the last line without one) name the same files.
+    let windows = format!("\u{feff}{a}\r\n\r\n{d}");
+    let run = urnscan_in(&["dedup", "-q", "-c", "--files-from", "-"], windows.as_bytes());
+    assert_eq!((run.code, run.out.as_str(), run.err.as_str()), (Some(0), "2\turn:ab:1\n1\turn:ab:2\n", ""));
+    // Not every line ends in CR LF: the CRs are part of the names.
+    let mixed = format!("{a}\r\n{d}\n");
+    let run = urnscan_in(&["scan", "-c", "--files-from", "-"], mixed.as_bytes());
+    assert_eq!(run.code, Some(2));
+    assert_eq!(run.err.matches("No such file").count(), 1, "{}", run.err);
+    assert!(run.out.contains("b.txt:1\n"), "{}", run.out);
     // Nothing to read at all, or stdin both the list and an input: errors
     // before anything is read.
     let empty = urnscan_in(&["scan", "--files-from", "-"], b"");

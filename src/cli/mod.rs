@@ -393,9 +393,9 @@ pub struct InputArgs {
     binary: BinaryArg,
     #[command(flatten)]
     encoding: EncodingArgs,
-    /// Also read the paths listed in LIST (`-`: stdin), after those given: one per line, or
-    /// NUL-separated when LIST holds a NUL byte (`find -print0`). One run, however many paths,
-    /// where `xargs` would split them over several runs, each with its own unique URNs.
+    /// Also read the paths listed in LIST (`-`: stdin), after those given: one per line (CR LF
+    /// too), or NUL-separated when LIST holds a NUL byte (`find -print0`). One run, however many
+    /// paths, where `xargs` would split them over several runs, each with its own unique URNs.
     #[arg(long, value_name = "LIST")]
     files_from: Option<PathBuf>,
 }
@@ -446,10 +446,24 @@ impl InputArgs {
 /// The paths of a `--files-from` list: split at NUL bytes when it holds
 /// one (no path holds a NUL, while a name may hold a line break), else at
 /// line ends; empty entries are skipped. A name's bytes are kept as they
-/// are on Unix, where a path is bytes.
+/// are on Unix, where a path is bytes, but for what a list saved on
+/// Windows adds: a UTF-8 byte-order mark before the first path (Notepad's
+/// "UTF-8 with BOM") and, when every line ends in CR LF, the CRs. (A name
+/// that ends in CR is legal on Unix; in a list of such names alone, each
+/// loses its CR. Without this, every path of a CRLF list was reported
+/// missing.)
 fn listed_paths(bytes: &[u8]) -> Vec<PathBuf> {
+    let bytes = urnscan::transcode::without_utf8_bom(bytes);
     let separator = if bytes.contains(&0) { 0 } else { b'\n' };
-    bytes.split(|&b| b == separator).filter(|p| !p.is_empty()).map(path_of_bytes).collect()
+    let crlf = separator == b'\n'
+        && bytes.contains(&b'\n')
+        && memchr::memchr_iter(b'\n', bytes).all(|i| i > 0 && bytes[i - 1] == b'\r');
+    bytes
+        .split(|&b| b == separator)
+        .map(|p| if crlf { p.strip_suffix(b"\r").unwrap_or(p) } else { p })
+        .filter(|p| !p.is_empty())
+        .map(path_of_bytes)
+        .collect()
 }
 
 #[cfg(unix)]
