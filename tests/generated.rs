@@ -180,9 +180,9 @@ fn per_nid_stats_equal_the_truth() {
 
 /// `scan --unique` in every order against the truth: one line per distinct
 /// key with its count, first-seen form and offset; by key bytes, by the
-/// offset of the key's first occurrence, or by count and then key. Over 16,384 distinct keys, so the
-/// first-seen output is merged in several ranges, and over 16 MiB, so a
-/// mapped file is scanned in windows.
+/// offset of the key's first occurrence, or by count and then key. Over
+/// 16,384 distinct keys, so the first-seen output is merged in several
+/// ranges, and over 16 MiB, so a mapped file is scanned in windows.
 #[test]
 fn unique_urns_in_every_order_equal_the_truth() {
     let dir = tempfile::tempdir().unwrap();

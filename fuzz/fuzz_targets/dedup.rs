@@ -6,21 +6,20 @@
 //! first-seen order, one with [`LineDedup::add_reader`] from a reader that
 //! returns a few bytes per call, finished in key order, and one with
 //! `add_bytes` again, finished in count order (most lines first, equal
-//! counts by key). The grammar, the
-//! namespace rules and spilling to temporary files (a memory limit of one
-//! byte, for one input in eight; in `/dev/shm` when there is one) are
-//! chosen by the input's length. The reference is the module
-//! docs written out: a UTF-8 byte-order mark at the start of an input is
-//! dropped, a line ends at `\n` (the last may end at the end of
-//! input), its surrounding ASCII whitespace (space, tab, CR, LF, form feed)
-//! is ignored, a line with nothing else is empty, any other line is judged
-//! whole by [`parse`] and grouped by its key (through
+//! counts by key). The grammar, the namespace rules and spilling to
+//! temporary files (a memory limit of one byte, for one input in eight; in
+//! `/dev/shm` when there is one) are chosen by the input's length. The
+//! reference is the module docs written out: a UTF-8 byte-order mark at
+//! the start of an input is dropped, a line ends at `\n` (the last may end
+//! at the end of input), its surrounding ASCII whitespace (space, tab, CR,
+//! LF, form feed) is ignored, a line with nothing else is empty, any other
+//! line is judged whole by [`parse`] and grouped by its key (through
 //! [`apply_ns_rules`] when they are on), with its count and its first
 //! occurrence (file, 1-based line, first-seen form). Checked: line counts
 //! per file, the totals, every rejected line in order with its error, and
-//! every class in all three orders. (The engine judges most lines from the bit
-//! maps of their span, `grammar::bits`, and walks the rest: the reference's
-//! `parse` checks the first path against the second.)
+//! every class in all three orders. (The engine judges most lines from the
+//! bit maps of their span, `grammar::bits`, and walks the rest: the
+//! reference's `parse` checks the first path against the second.)
 //!
 //! Not reached: lines over 64 KiB, which a stream condenses (inputs stay
 //! far below that), and blocks cut inside one file (the smallest block is

@@ -172,7 +172,8 @@ impl ShardedTable {
 
     /// Entries by count, most first, equal counts by key: the key order of
     /// [`ShardedTable::sorted`] counting-sorted by count (see
-    /// [`CountedEntries`]; 8 bytes per entry beyond the table).
+    /// [`CountedEntries`]; beyond the table, 16 bytes per entry while the
+    /// order is built and 8 once it is).
     pub fn by_count(&mut self) -> CountedEntries<'_> {
         CountedEntries::new(&SortedEntries::reusing_indexes(&mut self.shards))
     }

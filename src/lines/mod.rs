@@ -7,10 +7,10 @@
 //! surrounding ASCII whitespace, `\r` included, is ignored ([`trim_line`]),
 //! and so is a UTF-8 byte-order mark at the start of an input
 //! ([`without_utf8_bom`]: Notepad and Excel write one); a line with nothing
-//! else is *empty* and only counted. Every other line is
-//! judged as a whole by [`crate::parse`]: it is a URN or it is *rejected*
-//! with the parser's error, and a rejected line always reaches the caller's
-//! reject callback — nothing is dropped silently.
+//! else is *empty* and only counted. Every other line is judged as a whole
+//! by [`crate::parse`]: it is a URN or it is *rejected* with the parser's
+//! error, and a rejected line always reaches the caller's reject callback —
+//! nothing is dropped silently.
 //!
 //! # Keys and namespace rules
 //!
