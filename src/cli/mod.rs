@@ -223,6 +223,7 @@ Examples:
   urnscan scan --unique --format csv dump/  the same as CSV, with first occurrence
   urnscan scan -u --sort first-seen dump/   unique URNs in the order they first appear
   urnscan scan -u -d dump/                  only the URNs that occur more than once
+  urnscan scan -u --sort count dump/ | head  the most frequent URNs
   urnscan scan --stats --format json big.xml  per-NID statistics as one JSON object
   urnscan scan --invalid export.json        candidates that are not valid URNs, and why
   urnscan scan --count dump/                how many URNs each file holds (path:count)
@@ -545,6 +546,7 @@ Examples:
   urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
   urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
   urnscan dedup -c -d urns.txt                  the classes of more than one line, with counts
+  urnscan dedup -c --sort count urns.txt        the classes with the most lines first
   urnscan dedup --stats urns.txt                lines and distinct URNs per namespace (NID)
   urnscan dedup --stats --format json urns.txt  the same and the summary's counts, one JSON object
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
