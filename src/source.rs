@@ -35,6 +35,8 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::decompress::{Codec, DecodeError, MAGIC_LEN};
@@ -464,22 +466,65 @@ pub fn open_with(input: &Input, opts: OpenOptions) -> io::Result<Opened> {
 /// ([`crate::transcode`]); otherwise as they are. The first bytes of a
 /// stream are read to look at them, and given back in it.
 pub fn decoded(contents: Contents, decompress: bool, encoding: Encoding) -> io::Result<Opened> {
-    let (contents, codec) = if decompress { decompressed(contents)? } else { (contents, None) };
-    let (contents, utf16) = if encoding == Encoding::None { (contents, None) } else { transcoded(contents, encoding) };
+    decoded_counting(contents, decompress, encoding, None)
+}
+
+/// [`decoded`], and with `read`, the bytes the decoder reads counted as it
+/// reads them: an input that is decoded ([`Opened::is_decoded`]) adds its
+/// own bytes to `read` (an archive's compressed bytes, UTF-16 text's two
+/// bytes per unit, a byte-order mark), not the decoded ones, so that a
+/// progress display measures it against its size on disk. A whole input
+/// (a mapped or read file) read only in part (a caller that stopped early,
+/// a corrupt archive) adds the rest when its reader is dropped. An input
+/// that is not decoded adds nothing: its bytes are the ones its caller
+/// goes through, and counts.
+///
+/// # Example
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// use urnscan::source::{decoded_counting, Contents, Whole};
+/// use urnscan::transcode::Encoding;
+///
+/// // UTF-16LE with its byte-order mark: 2 + 2 * 19 bytes on disk, 19 as text.
+/// let mut utf16 = vec![0xFF, 0xFE];
+/// utf16.extend("urn:isbn:0451450523".encode_utf16().flat_map(u16::to_le_bytes));
+/// let read = Arc::new(AtomicU64::new(0));
+/// let opened = decoded_counting(Contents::Whole(Whole::Owned(utf16)), false, Encoding::Auto, Some(&read))?;
+/// assert!(opened.is_decoded());
+/// let Contents::Stream(mut text) = opened.contents else { unreachable!() };
+/// let mut urn = String::new();
+/// text.read_to_string(&mut urn)?;
+/// assert_eq!((urn.as_str(), read.load(Ordering::Relaxed)), ("urn:isbn:0451450523", 40));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn decoded_counting(
+    contents: Contents,
+    decompress: bool,
+    encoding: Encoding,
+    read: Option<&Arc<AtomicU64>>,
+) -> io::Result<Opened> {
+    let (contents, codec) = if decompress { decompressed(contents, read)? } else { (contents, None) };
+    // Text decompressed is counted already, as the archive's bytes.
+    let read = if codec.is_some() { None } else { read };
+    let (contents, utf16) =
+        if encoding == Encoding::None { (contents, None) } else { transcoded(contents, encoding, read) };
     Ok(Opened { contents, codec, utf16 })
 }
 
 /// `contents` decoded when they start with a gzip or zstd magic.
-fn decompressed(contents: Contents) -> io::Result<(Contents, Option<Codec>)> {
+fn decompressed(contents: Contents, read: Option<&Arc<AtomicU64>>) -> io::Result<(Contents, Option<Codec>)> {
     let (codec, reader) = match contents {
         Contents::Whole(whole) => match Codec::sniff(whole.as_bytes()) {
-            Some(codec) => (codec, whole.into_reader()),
+            Some(codec) => (codec, counted_whole(whole, 0, read)),
             None => return Ok((Contents::Whole(whole), None)),
         },
         Contents::Stream(reader) => {
             let peeked = peek(reader, MAGIC_LEN);
             match Codec::sniff(&peeked.head) {
-                Some(codec) => (codec, peeked.into_reader()),
+                Some(codec) => (codec, counted_peeked(peeked, 0, read)),
                 None => return Ok((Contents::Stream(peeked.into_reader()), None)),
             }
         }
@@ -488,7 +533,7 @@ fn decompressed(contents: Contents) -> io::Result<(Contents, Option<Codec>)> {
         Contents::Pipe(mut pipe) => {
             let peeked = peek(std::mem::replace(&mut pipe.reader, Box::new(io::empty())), MAGIC_LEN);
             match Codec::sniff(&peeked.head) {
-                Some(codec) => (codec, peeked.into_reader()),
+                Some(codec) => (codec, counted_peeked(peeked, 0, read)),
                 None => {
                     pipe.reader = peeked.into_reader();
                     return Ok((Contents::Pipe(pipe), None));
@@ -502,23 +547,20 @@ fn decompressed(contents: Contents) -> io::Result<(Contents, Option<Codec>)> {
 /// `contents` transcoded to UTF-8 when `encoding` takes them for UTF-16
 /// ([`Encoding::decide`]). A pipe stays a pipe, so that it can still be
 /// read live.
-fn transcoded(contents: Contents, encoding: Encoding) -> (Contents, Option<Utf16>) {
+fn transcoded(contents: Contents, encoding: Encoding, read: Option<&Arc<AtomicU64>>) -> (Contents, Option<Utf16>) {
     let utf16 =
         |reader: Box<dyn Read + Send>, order| -> Box<dyn Read + Send> { Box::new(Utf16Reader::new(reader, order)) };
     match contents {
         Contents::Whole(whole) => match encoding.decide(whole.as_bytes()) {
-            Some((order, mark)) => {
-                let reader: Box<dyn Read + Send> = Box::new(WholeReader { whole, pos: mark });
-                (Contents::Stream(utf16(reader, order)), Some(order))
-            }
+            Some((order, mark)) => (Contents::Stream(utf16(counted_whole(whole, mark, read), order)), Some(order)),
             None => (Contents::Whole(whole), None),
         },
-        Contents::Stream(reader) => match marked(reader, encoding) {
+        Contents::Stream(reader) => match marked(reader, encoding, read) {
             (reader, Some(order)) => (Contents::Stream(utf16(reader, order)), Some(order)),
             (reader, None) => (Contents::Stream(reader), None),
         },
         Contents::Pipe(mut pipe) => {
-            let (reader, order) = marked(std::mem::replace(&mut pipe.reader, Box::new(io::empty())), encoding);
+            let (reader, order) = marked(std::mem::replace(&mut pipe.reader, Box::new(io::empty())), encoding, read);
             pipe.reader = match order {
                 Some(order) => utf16(reader, order),
                 None => reader,
@@ -529,15 +571,73 @@ fn transcoded(contents: Contents, encoding: Encoding) -> (Contents, Option<Utf16
 }
 
 /// `reader` after a look at its first bytes: with the UTF-16 byte order
-/// `encoding` decides on, any mark read off; otherwise whole again.
-fn marked(reader: Box<dyn Read + Send>, encoding: Encoding) -> (Box<dyn Read + Send>, Option<Utf16>) {
+/// `encoding` decides on, any mark read off (and the rest counted in
+/// `read`); otherwise whole again.
+fn marked(
+    reader: Box<dyn Read + Send>,
+    encoding: Encoding,
+    read: Option<&Arc<AtomicU64>>,
+) -> (Box<dyn Read + Send>, Option<Utf16>) {
     let peeked = peek(reader, BOM_LEN);
     match encoding.decide(&peeked.head) {
-        Some((order, mark)) => {
-            let (head, rest) = peeked.into_parts();
-            (Box::new(io::Cursor::new(head[mark..].to_vec()).chain(rest)), Some(order))
-        }
+        Some((order, mark)) => (counted_peeked(peeked, mark, read), Some(order)),
         None => (peeked.into_reader(), None),
+    }
+}
+
+/// A reader of `whole` from byte `from` on, its bytes counted in `read`
+/// (the `from` skipped ones at once, the rest as read or when dropped).
+fn counted_whole(whole: Whole, from: usize, read: Option<&Arc<AtomicU64>>) -> Box<dyn Read + Send> {
+    let left = (whole.as_bytes().len() - from) as u64;
+    let reader = Box::new(WholeReader { whole, pos: from });
+    match read {
+        Some(counter) => {
+            counter.fetch_add(from as u64, Ordering::Relaxed);
+            Box::new(Counted { inner: reader, counter: Arc::clone(counter), left: Some(left) })
+        }
+        None => reader,
+    }
+}
+
+/// The stream `peeked` from byte `from` of its head on, its bytes counted
+/// in `read` (the head's at once, the rest as read).
+fn counted_peeked(peeked: Peeked, from: usize, read: Option<&Arc<AtomicU64>>) -> Box<dyn Read + Send> {
+    let (mut head, rest) = peeked.into_parts();
+    let rest = match read {
+        Some(counter) => {
+            counter.fetch_add(head.len() as u64, Ordering::Relaxed);
+            Box::new(Counted { inner: rest, counter: Arc::clone(counter), left: None })
+        }
+        None => rest,
+    };
+    head.drain(..from.min(head.len()));
+    Box::new(io::Cursor::new(head).chain(rest))
+}
+
+/// A reader that adds the bytes it reads to a counter (once per read, of
+/// 8 KiB or more from a decoder), and when dropped the bytes it is known
+/// to have left unread.
+struct Counted {
+    inner: Box<dyn Read + Send>,
+    counter: Arc<AtomicU64>,
+    /// Bytes not read yet, when known (a whole input's).
+    left: Option<u64>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counter.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(left) = &mut self.left {
+            *left = left.saturating_sub(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.counter.fetch_add(self.left.unwrap_or(0), Ordering::Relaxed);
     }
 }
 
@@ -837,6 +937,36 @@ mod tests {
         assert_eq!(reader.read(&mut buf).unwrap(), 0);
     }
 
+    /// `bytes` compressed as gzip.
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// UTF-16LE of `text` after its byte-order mark.
+    fn utf16le_marked(text: &str) -> Vec<u8> {
+        [0xff, 0xfe].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect()
+    }
+
+    fn whole(bytes: &[u8]) -> Contents {
+        Contents::Whole(Whole::Owned(bytes.to_vec()))
+    }
+
+    fn stream(bytes: &[u8]) -> Contents {
+        Contents::Stream(Box::new(io::Cursor::new(bytes.to_vec())))
+    }
+
+    /// A pipe that holds `bytes` (fewer than its buffer takes).
+    #[cfg(unix)]
+    fn pipe(bytes: &[u8]) -> Contents {
+        use std::io::Write;
+        let (read, mut write) = crate::platform::test_pipe();
+        write.write_all(bytes).unwrap();
+        Contents::Pipe(Pipe::of_file(read).unwrap())
+    }
+
     /// A pipe looked into for `-z` stays a pipe when it holds text (so it
     /// can still be read live) and becomes a decoded stream when it holds
     /// an archive; either way every byte comes back, the looked-at ones
@@ -848,9 +978,7 @@ mod tests {
         use std::time::Duration;
 
         let text = b"see urn:ab:c\n";
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(text).unwrap();
-        for (written, archive) in [(text.to_vec(), false), (gz.finish().unwrap(), true)] {
+        for (written, archive) in [(text.to_vec(), false), (gzip(text), true)] {
             let (read, mut write) = crate::platform::test_pipe();
             write.write_all(&written).unwrap();
             drop(write);
@@ -877,20 +1005,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn utf16_is_read_as_its_text_however_it_comes() {
-        use std::io::Write;
-
         let text = "see urn:ab:c\u{e9}\n";
-        let utf16le: Vec<u8> = [0xff, 0xfe].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&utf16le).unwrap();
-        let gz = gz.finish().unwrap();
-        let whole = |bytes: &[u8]| Contents::Whole(Whole::Owned(bytes.to_vec()));
-        let stream = |bytes: &[u8]| Contents::Stream(Box::new(io::Cursor::new(bytes.to_vec())));
-        let pipe = |bytes: &[u8]| {
-            let (read, mut write) = crate::platform::test_pipe();
-            write.write_all(bytes).unwrap();
-            Contents::Pipe(Pipe::of_file(read).unwrap())
-        };
+        let utf16le = utf16le_marked(text);
+        let gz = gzip(&utf16le);
         let read_all = |opened: Opened| {
             let mut all = Vec::new();
             match opened.contents {
@@ -918,6 +1035,63 @@ mod tests {
         assert_eq!(read_all(decoded(stream(unmarked), false, Encoding::Auto).unwrap()), unmarked);
         assert_eq!(read_all(decoded(stream(unmarked), false, Encoding::Utf16Le).unwrap()), text.as_bytes());
         assert_eq!(read_all(decoded(stream(b"u"), false, Encoding::Auto).unwrap()), b"u");
+    }
+
+    /// A decoded input counts its own bytes, each once, however it comes
+    /// (an archive, UTF-16 with its mark, UTF-16 in an archive; whole, a
+    /// stream or a pipe); an input that is not decoded counts none (its
+    /// reader counts them as it scans). A whole input left part-read adds
+    /// the rest when dropped; a stream counts what was read of it.
+    #[cfg(unix)]
+    #[test]
+    fn a_decoded_input_counts_its_own_bytes_as_they_are_read() {
+        let text: String = (0..2000).map(|i| format!("urn:ex:{i} \u{e9}\n")).collect();
+        let utf16le = utf16le_marked(&text);
+        let zst = zstd::encode_all(text.as_bytes(), 1).unwrap();
+        let reader = |contents: Contents| match contents {
+            Contents::Whole(whole) => whole.into_reader(),
+            Contents::Stream(reader) => reader,
+            Contents::Pipe(pipe) => pipe.into_reader(),
+        };
+        let inputs: [(&str, &[u8], bool); 5] = [
+            ("text", text.as_bytes(), false),
+            ("gzip", &gzip(text.as_bytes()), true),
+            ("zstd", &zst, true),
+            ("utf16", &utf16le, true),
+            ("gzip of utf16", &gzip(&utf16le), true),
+        ];
+        for (name, bytes, is_decoded) in inputs {
+            // Small enough for a test pipe's buffer.
+            assert!(bytes.len() < 60_000, "{name}: {}", bytes.len());
+            for (how, contents) in [("whole", whole(bytes)), ("stream", stream(bytes)), ("pipe", pipe(bytes))] {
+                let read = Arc::new(AtomicU64::new(0));
+                let opened = decoded_counting(contents, true, Encoding::Auto, Some(&read)).unwrap();
+                assert_eq!(opened.is_decoded(), is_decoded, "{name} {how}");
+                let mut all = Vec::new();
+                reader(opened.contents).read_to_end(&mut all).unwrap();
+                assert_eq!(all, text.as_bytes(), "{name} {how}");
+                let counted = if is_decoded { bytes.len() as u64 } else { 0 };
+                assert_eq!(read.load(Ordering::Relaxed), counted, "{name} {how}");
+            }
+        }
+        // 100 bytes of text read, the rest left: the whole input counts
+        // all of it once dropped, the stream what its decoder read (at
+        // least the mark and 100 units, not all of 20 times the text).
+        let long: Vec<u8> = utf16le.iter().chain(utf16le[2..].repeat(19).iter()).copied().collect();
+        for how in ["whole", "stream"] {
+            let contents = if how == "whole" { whole(&long) } else { stream(&long) };
+            let read = Arc::new(AtomicU64::new(0));
+            let opened = decoded_counting(contents, false, Encoding::Auto, Some(&read)).unwrap();
+            let mut first = [0; 100];
+            let mut text = reader(opened.contents);
+            text.read_exact(&mut first).unwrap();
+            drop(text);
+            let counted = read.load(Ordering::Relaxed);
+            match how {
+                "whole" => assert_eq!(counted, long.len() as u64),
+                _ => assert!((202..long.len() as u64).contains(&counted), "{counted}"),
+            }
+        }
     }
 
     /// A live stream's reads: bytes as they come; with bytes in hand and

@@ -9,11 +9,11 @@
 //! UTF-8, which the other test files check against planted URNs.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
 mod common;
+use common::{gzip, utf16le};
 
 /// What a run of the binary gave: exit status, stdout, stderr.
 struct Run {
@@ -34,12 +34,6 @@ fn urnscan(args: &[&str]) -> Run {
     run(args, b"")
 }
 
-/// UTF-16LE of `text`, after the mark when `mark`.
-fn utf16le(text: &str, mark: bool) -> Vec<u8> {
-    let mark = if mark { &[0xff, 0xfe][..] } else { &[] };
-    mark.iter().copied().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect()
-}
-
 /// UTF-16BE of `text`, after the mark.
 fn utf16be(text: &str) -> Vec<u8> {
     [0xfe, 0xff].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect()
@@ -49,12 +43,6 @@ fn write(dir: &Path, name: &str, data: &[u8]) -> String {
     let path = dir.join(name);
     fs::write(&path, data).unwrap();
     path.to_str().unwrap().to_owned()
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 /// Two URNs after non-ASCII characters. In UTF-8: `café ` is 6 bytes (é

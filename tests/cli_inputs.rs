@@ -15,6 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
+use common::gzip;
 
 /// What a run of the binary gave: exit status, stdout, stderr.
 struct Run {
@@ -35,12 +36,6 @@ fn urnscan_in(args: &[&str], stdin: &[u8]) -> Run {
 
 fn urnscan(args: &[&str]) -> Run {
     urnscan_in(args, b"")
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 fn zstd(data: &[u8]) -> Vec<u8> {

@@ -7,6 +7,9 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+use common::{gzip, utf16le};
+
 const SUBCOMMANDS: [&str; 7] = ["check", "scan", "dedup", "gen", "bench", "completions", "man"];
 
 /// The binary with a clean environment for colour and progress decisions.
@@ -317,6 +320,40 @@ fn last_progress_flag_wins_and_stdin_has_no_eta() {
     let size = fs::metadata(&corpus).unwrap().len();
     assert!(!lines[0].contains("ETA") && !lines[0].contains('%'), "{err}");
     assert!(lines[0].contains(&format!("{:.2} kB", size as f64 / 1000.0)), "all {size} bytes counted: {err}");
+}
+
+/// Progress measures decoded inputs against their size on disk, as the
+/// bar's total is: an archive's compressed bytes (one decoded inline, one
+/// of over 4 MiB decoded ahead on a thread), a UTF-16 file's two bytes
+/// per unit, not the text they decode to.
+#[test]
+fn progress_of_decoded_inputs_counts_their_bytes_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..400_000).map(|i| format!("urn:isbn:{}\n", i % 1000)).collect();
+    let utf16 = utf16le(&text[..200_000], true);
+    let files =
+        [("small.gz", gzip(&text.as_bytes()[..300_000])), ("large.gz", gzip(text.as_bytes())), ("utf16.txt", utf16)];
+    assert!(text.len() > 4 << 20);
+    let mut paths = Vec::new();
+    for (name, bytes) in &files {
+        // Sizes written as "{:.2} kB", which none of the decoded sizes is.
+        assert!((1_000..1_000_000).contains(&bytes.len()), "{name}: {}", bytes.len());
+        let path = dir.path().join(name);
+        fs::write(&path, bytes).unwrap();
+        paths.push(path);
+    }
+    let all = paths.iter().map(|p| path(p).to_owned()).collect::<Vec<_>>();
+    let runs = paths.iter().map(|p| vec![path(p).to_owned()]).chain([all]);
+    for inputs in runs {
+        let size: u64 = inputs.iter().map(|p| fs::metadata(p).unwrap().len()).sum();
+        let want = format!("urnscan: progress: {:.2} kB in ", size as f64 / 1000.0);
+        for (command, threads) in [("scan", "-j1"), ("scan", "-j2"), ("dedup", "-j1"), ("dedup", "-j2")] {
+            let o = run(urnscan().args([command, "-z", "--progress", threads]).args(&inputs));
+            let err = stderr(&o);
+            let last = progress_lines(&err).last().copied().unwrap_or_default();
+            assert!(last.starts_with(&want), "{command} {threads} {inputs:?}: {last:?}, want {want:?}");
+        }
+    }
 }
 
 /// The default never shows progress when stderr is not a terminal, even for

@@ -1,7 +1,8 @@
 //! The library's progress hook: the counter in `JobOptions` and
 //! `DedupOptions` ends at exactly the number of input bytes, whichever way
 //! the bytes were read (read whole, mapped and scanned in windows, streamed
-//! in blocks), and the results do not depend on whether it is there.
+//! in blocks, decoded), and the results do not depend on whether it is
+//! there.
 
 use std::fs;
 use std::io;
@@ -11,8 +12,11 @@ use std::sync::Arc;
 
 use urnscan::job::{self, FileRef, JobOptions, Location, Sink};
 use urnscan::lines::{DedupOptions, LineDedup, Order};
-use urnscan::source::{InputError, MmapPolicy};
+use urnscan::source::{BinaryPolicy, InputError, MmapPolicy};
 use urnscan::{Urn, UrnError};
+
+mod common;
+use common::{gzip, utf16le};
 
 /// Collects what a run reports, and the counter's value when each file's
 /// first URN arrives.
@@ -83,6 +87,47 @@ fn job_counter_ends_at_the_input_size_for_every_way_of_reading() {
         let before: u64 = sizes[..3].iter().map(|&n| n as u64).sum();
         let &(_, seen) = a.first_seen.iter().find(|(f, _)| *f == 3).unwrap();
         assert!(before < seen && seen < total, "{mmap:?}: {before} < {seen} < {total}");
+    }
+}
+
+/// Decoded inputs count their size on disk, as the display's total is: an
+/// archive's or UTF-16 file's own bytes as decoded (not the decoded
+/// ones), a binary file skipped its size at once, whether files are mapped
+/// or streamed, at one thread or two (an archive of over
+/// [`job::INLINE_LIMIT`] decoded bytes is then decoded ahead on a thread).
+#[test]
+fn job_counter_counts_decoded_and_skipped_inputs_by_their_size_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(text(5 << 20)).unwrap();
+    assert!(text.len() > job::INLINE_LIMIT);
+    let files: [(&str, Vec<u8>); 6] = [
+        ("small.txt", text.as_bytes()[..10_000].to_vec()),
+        ("mapped.txt", text.as_bytes()[..2_000_000].to_vec()),
+        ("small.gz", gzip(&text.as_bytes()[..100_000])),
+        ("large.gz", gzip(text.as_bytes())),
+        ("utf16.txt", utf16le(&text[..200_000], true)),
+        ("nul.bin", [&b"urn:ex:1 \0"[..], &text.as_bytes()[..50_000]].concat()),
+    ];
+    let mut paths = Vec::new();
+    for (name, bytes) in &files {
+        paths.push(dir.path().join(name));
+        fs::write(paths.last().unwrap(), bytes).unwrap();
+    }
+    let size: u64 = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        for mmap in [MmapPolicy::Auto, MmapPolicy::Never] {
+            for binary in [BinaryPolicy::Scan, BinaryPolicy::Skip] {
+                let counter = Arc::new(AtomicU64::new(0));
+                let progress = Some(Arc::clone(&counter));
+                let opts = JobOptions { mmap, binary, decompress: true, progress, ..JobOptions::default() };
+                let outcome = pool.install(|| job::run(&paths, &opts, &mut Collect::default())).unwrap();
+                let skipped = u64::from(binary == BinaryPolicy::Skip);
+                assert_eq!((outcome.totals.files, outcome.totals.skipped), (6 - skipped, skipped));
+                let how = format!("{threads} threads, {mmap:?}, {binary:?}");
+                assert_eq!(counter.load(Ordering::Relaxed), size, "{how}");
+            }
+        }
     }
 }
 

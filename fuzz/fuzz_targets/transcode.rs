@@ -11,11 +11,16 @@
 //!   its output is always UTF-8;
 //! - `source::decoded` of the input as a stream and as a whole file gives
 //!   the same bytes, and those are the input as it is or the text above
-//!   (after the mark when `Encoding::decide` found one).
+//!   (after the mark when `Encoding::decide` found one);
+//! - `source::decoded_counting` counts every input byte once, when read to
+//!   the end, for a transcoded input, and none for one left as it is
+//!   (its reader's caller counts those).
 
 #![no_main]
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use urnscan::source::{self, Contents, Whole};
@@ -41,14 +46,17 @@ fuzz_target!(|data: &[u8]| {
     let stream = Contents::Stream(Box::new(io::Cursor::new(bytes.to_vec())));
     let whole = Contents::Whole(Whole::Owned(bytes.to_vec()));
     for contents in [stream, whole] {
-        let opened = source::decoded(contents, false, encoding).expect("nothing to decompress");
+        let read = Arc::new(AtomicU64::new(0));
+        let opened = source::decoded_counting(contents, false, encoding, Some(&read)).expect("nothing to decompress");
         assert_eq!(opened.utf16.is_some(), encoding.decide(bytes).is_some());
+        let counted = if opened.is_decoded() { bytes.len() as u64 } else { 0 };
         let got = match opened.contents {
             Contents::Whole(whole) => whole.as_bytes().to_vec(),
             Contents::Stream(reader) => read_all(reader),
             Contents::Pipe(_) => panic!("a stream or a file became a pipe"),
         };
         assert_eq!(got, expected, "{encoding:?}");
+        assert_eq!(read.load(Ordering::Relaxed), counted, "{encoding:?}: bytes counted");
     }
 });
 

@@ -14,6 +14,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
@@ -101,7 +103,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
             Err(e) => Err(io::Error::new(e.error.kind(), e.error.to_string())),
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
-                feed(&mut dedup, input, open, &mut binary, file, &mut reporter)?
+                feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter)?
             }
         };
         if let Err(error) = outcome {
@@ -174,16 +176,20 @@ impl BinaryCounts {
 /// Feeds one input. The outer error stops the run (rejects or spill files
 /// cannot be written); the inner one is this input's read error. A read
 /// error (a corrupt archive) ends the input where it happens: the lines
-/// before it are kept.
+/// before it are kept. `progress` counts a decoded input's own bytes as
+/// they are read (the dedup counts the bytes of the others).
 fn feed(
     dedup: &mut LineDedup,
     input: &Input,
     open: OpenOptions,
+    progress: Option<Arc<AtomicU64>>,
     binary: &mut BinaryCounts,
     file: u32,
     reporter: &mut Reporter<'_>,
 ) -> Result<io::Result<()>> {
-    let opened = match source::open_with(input, open) {
+    let opened = source::open(input, open.mmap)
+        .and_then(|contents| source::decoded_counting(contents, open.decompress, open.encoding, progress.as_ref()));
+    let opened = match opened {
         Ok(opened) => opened,
         Err(e) => return Ok(Err(e)),
     };
@@ -191,7 +197,12 @@ fn feed(
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
     let decoded = opened.is_decoded();
     let reader = match opened.contents {
-        Contents::Whole(whole) if binary.skips(name, whole.as_bytes()) => return Ok(Ok(())),
+        Contents::Whole(whole) if binary.skips(name, whole.as_bytes()) => {
+            if let Some(counter) = &progress {
+                counter.fetch_add(whole.as_bytes().len() as u64, Ordering::Relaxed);
+            }
+            return Ok(Ok(()));
+        }
         Contents::Whole(whole) => {
             let fed = dedup.add_whole(&whole, file, &mut sink);
             if fed.is_ok() && whole.changed_during_use() {
@@ -208,10 +219,13 @@ fn feed(
     if binary.skips(name, &peeked.head) {
         return Ok(Ok(()));
     }
-    let mut reader = if decoded { decompress::read_ahead(peeked) } else { peeked.into_reader() };
     // A read error (a corrupt archive) is returned after the whole lines
     // before it were fed.
-    settled(dedup.add_reader(&mut reader, file, &mut sink))
+    if decoded {
+        settled(dedup.add_decoded_reader(&mut decompress::read_ahead(peeked), file, &mut sink))
+    } else {
+        settled(dedup.add_reader(&mut peeked.into_reader(), file, &mut sink))
+    }
 }
 
 /// What feeding an input came to: the run's error (rejects or spill files

@@ -28,7 +28,10 @@
 //! The library never prints. It adds each file's, window's or block's byte
 //! count to an `Arc<AtomicU64>` ([`urnscan::job::JobOptions::progress`],
 //! [`urnscan::lines::DedupOptions::progress`]) — once per unit of work,
-//! never per URN. A ticker thread here reads the counter and updates the
+//! never per URN. A decoded input (`-z`, UTF-16) adds its own bytes as its
+//! decoder reads them ([`urnscan::source::decoded_counting`]), not the
+//! decoded ones, so the count ends at the inputs' size on disk, the bar's
+//! total, whatever the compression ratio. A ticker thread here reads the counter and updates the
 //! display; the workers never wait for it. Everything else written to stderr
 //! during the run goes through [`Progress::suspend`] (the bar is taken down
 //! and redrawn around it, or the plain lines are held back), in whole lines

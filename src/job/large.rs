@@ -189,7 +189,7 @@ pub(super) fn scan_large(
             span = next_span;
         }
     }
-    advance(opts, (hay.len() as u64).saturating_sub(counted));
+    advance(target, (hay.len() as u64).saturating_sub(counted));
     outcome.totals.add(&totals);
     sink.input_done(file, &totals)?;
     if whole.changed_during_use() {

@@ -73,7 +73,7 @@ use crate::extract::ExtractOptions;
 use crate::nid::NidFilter;
 use crate::platform::simd::UrnFinder;
 use crate::scan::{Event, Scanner, DEFAULT_CHUNK_SIZE, DEFAULT_STREAM_BLOCK};
-use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, WalkOptions, Whole};
+use crate::source::{self, BinaryPolicy, Contents, Input, InputError, MmapPolicy, Opened, WalkOptions, Whole};
 use crate::transcode::{Encoding, Utf16};
 use crate::urn::{Parts, Urn};
 
@@ -123,7 +123,10 @@ pub struct JobOptions {
     /// Bytes scanned so far, for a progress display: added to by the
     /// worker that scanned each 1 MiB chunk of a file, and once per block
     /// of a stream (never per URN), so it costs nothing measurable, and
-    /// nothing at all when `None`.
+    /// nothing at all when `None`. A decoded input (an archive, UTF-16
+    /// text) adds its own bytes as its decoder reads them
+    /// ([`source::decoded_counting`]), not the decoded ones, and a skipped
+    /// binary file its size: the count ends at the inputs' size on disk.
     pub progress: Option<Arc<AtomicU64>>,
     /// Decode gzip and zstd inputs (recognised by their first bytes).
     pub decompress: bool,
@@ -391,6 +394,11 @@ struct Target<'a> {
     file: FileRef<'a>,
     formatter: Option<&'a dyn Formatter>,
     texts: &'a Texts,
+    /// The counter the scan adds this input's bytes to: the run's
+    /// ([`JobOptions::progress`]) for an input read as it is, none for a
+    /// decoded one, whose own bytes are counted as they are read
+    /// ([`source::decoded_counting`]), not its decoded ones as scanned.
+    progress: Option<&'a AtomicU64>,
 }
 
 /// The buffers that formatted text is written into, used again once
@@ -484,6 +492,7 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
         texts: &texts,
         outcome: Outcome::default(),
         pending: Vec::new(),
+        progress: opts.progress.as_deref(),
     };
     let batch_len = rayon::current_num_threads() * 4;
     for (b, batch) in inputs.chunks(batch_len).enumerate() {
@@ -492,6 +501,7 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
             file: FileRef { index: (base + i) as u32, name: &names[base + i] },
             formatter: formatter.as_deref(),
             texts: &texts,
+            progress: opts.progress.as_deref(),
         };
         let results: Vec<Processed> =
             batch.par_iter().enumerate().map(|(i, input)| process(&scanner, opts, target(i), input)).collect();
@@ -523,6 +533,9 @@ enum Processed {
     Misread(Misread, Box<Processed>),
     /// Not scanned (a binary input under `--binary skip`).
     Skipped,
+    /// A decoded input (then what was done with it), whose bytes were
+    /// counted for progress as they were read: its scan counts none.
+    Decoded(Box<Processed>),
     /// What could be decoded before an error, then the error.
     Partial(Box<Processed>, InputError),
 }
@@ -568,25 +581,32 @@ fn process(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Res
 /// Decodes (with -z), transcodes UTF-16, looks at the first bytes, and
 /// scans small inputs whole.
 fn opened(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Input, contents: Contents) -> Processed {
-    match source::decoded(contents, opts.decompress, opts.encoding) {
+    match source::decoded_counting(contents, opts.decompress, opts.encoding, opts.progress.as_ref()) {
         Err(error) => Processed::Failed(InputError { path: input.display(), error }),
-        Ok(opened) => {
-            let decoded = opened.is_decoded();
-            match (opened.contents, opened.codec) {
-                (Contents::Whole(whole), codec) => {
-                    let archive = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
-                    misread_if(compressed(archive), whole_input(scanner, opts, target, whole))
-                }
-                // A transcoded pipe is still read live.
-                (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
-                    Processed::Live(pipe.live(source::LIVE_DELAY))
-                }
-                (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
-                (Contents::Stream(reader), _) if decoded => decoded_input(scanner, opts, target, input, reader),
-                (Contents::Stream(reader), _) => stream_input(opts, reader),
-                (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
-            }
+        Ok(opened) if opened.is_decoded() => {
+            let target = Target { progress: None, ..target };
+            Processed::Decoded(Box::new(by_contents(scanner, opts, target, input, opened)))
         }
+        Ok(opened) => by_contents(scanner, opts, target, input, opened),
+    }
+}
+
+/// An opened input, decoded or not, by what its contents are.
+fn by_contents(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: &Input, opened: Opened) -> Processed {
+    let decoded = opened.is_decoded();
+    match (opened.contents, opened.codec) {
+        (Contents::Whole(whole), codec) => {
+            let archive = codec.is_none() && decompress::Codec::sniff(whole.as_bytes()).is_some();
+            misread_if(compressed(archive), whole_input(scanner, opts, target, whole))
+        }
+        // A transcoded pipe is still read live.
+        (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
+            Processed::Live(pipe.live(source::LIVE_DELAY))
+        }
+        (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
+        (Contents::Stream(reader), _) if decoded => decoded_input(scanner, opts, target, input, reader),
+        (Contents::Stream(reader), _) => stream_input(opts, reader),
+        (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
     }
 }
 
@@ -629,6 +649,8 @@ fn skips(opts: &JobOptions, binary: bool) -> bool {
 fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: Whole) -> Processed {
     let (binary, misread) = sniff(opts, whole.as_bytes());
     let processed = if skips(opts, binary) {
+        // Gone through, as far as progress goes.
+        advance(target, whole.as_bytes().len() as u64);
         Processed::Skipped
     } else if whole.as_bytes().len() > if opts.early_stop { EARLY_WINDOW } else { LARGE } {
         Processed::Large(whole)
@@ -712,6 +734,8 @@ struct Consumer<'a> {
     /// Whole files consumed in this batch whose keys are not in the table
     /// yet: they enter it together, in one parallel pass per batch.
     pending: Vec<Scanned>,
+    /// The counter the input being consumed is scanned with ([`Target::progress`]).
+    progress: Option<&'a AtomicU64>,
 }
 
 impl Consumer<'_> {
@@ -719,7 +743,7 @@ impl Consumer<'_> {
         let (scanner, opts) = (self.scanner, self.opts);
         let name = input.as_ref().map(Input::display).unwrap_or_default();
         let file = FileRef { index, name: &name };
-        let target = Target { file, formatter: self.formatter, texts: self.texts };
+        let target = Target { file, formatter: self.formatter, texts: self.texts, progress: self.progress };
         match result {
             Processed::Failed(error) => {
                 self.outcome.totals.errors += 1;
@@ -781,6 +805,12 @@ impl Consumer<'_> {
                 self.outcome.totals.skipped += 1;
                 Ok(())
             }
+            Processed::Decoded(inner) => {
+                let progress = self.progress.take();
+                let consumed = self.consume(index, input, *inner);
+                self.progress = progress;
+                consumed
+            }
             Processed::Partial(inner, error) => {
                 self.consume(index, input, *inner)?;
                 self.outcome.totals.errors += 1;
@@ -819,9 +849,9 @@ fn changed_error(name: &str) -> InputError {
     InputError { path: name.to_owned(), error }
 }
 
-/// Adds `bytes` to the progress counter, if there is one.
-fn advance(opts: &JobOptions, bytes: u64) {
-    if let Some(counter) = &opts.progress {
+/// Adds `bytes` to the progress counter of `target`, if it has one.
+fn advance(target: Target<'_>, bytes: u64) {
+    if let Some(counter) = target.progress {
         counter.fetch_add(bytes, Ordering::Relaxed);
     }
 }

@@ -53,7 +53,7 @@ pub(super) fn scan_keyed(
     target: Target<'_>,
     lines_before: u64,
 ) -> Spanned {
-    let progress = opts.progress.as_deref();
+    let progress = target.progress;
     let (from, end) = (span.start, span.end);
     let flags = |events: &[Event]| kept_flags(hay, events, opts.nids.as_ref());
     // With line numbers each chunk's task counts the newlines between its

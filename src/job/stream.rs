@@ -45,7 +45,7 @@ pub(super) fn scan_stream(
         probe.test(buf, base);
         totals.count(events, notes.kept);
         let read = base + buf.len() as u64;
-        advance(opts, read - reported);
+        advance(target, read - reported);
         reported = read;
         let emitted = match text {
             Some(text) => write_formatted(text, sink, target.texts),
@@ -136,7 +136,7 @@ pub(super) fn scan_stream(
         Ok(bytes) => (bytes, Ok(())),
         Err(error) => (reported, Err(error)),
     };
-    advance(opts, bytes.saturating_sub(reported));
+    advance(target, bytes.saturating_sub(reported));
     totals.bytes = bytes;
     outcome.totals.add(&totals);
     sink.input_done(file, &totals)?;

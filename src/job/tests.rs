@@ -508,7 +508,7 @@ proptest! {
             run(&paths, &opts, &mut formatted).unwrap();
             let scanner = Scanner::new(opts.extract).with_chunk_size(chunk);
             let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
-            let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default() };
+            let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default(), progress: None };
             scan_stream(&scanner, &opts, target, reader, &mut streamed, &mut Outcome::default()).unwrap();
             // And streamed with the formatter: on the scanning threads.
             let mut streamed_formatted = Located::formatting();
@@ -557,7 +557,7 @@ proptest! {
             let formatter = sink.formatter().filter(|_| opts.events && !opts.keys);
             let texts = Texts::default();
             let file = FileRef { index: 0, name: "-" };
-            let target = Target { file, formatter: formatter.as_deref(), texts: &texts };
+            let target = Target { file, formatter: formatter.as_deref(), texts: &texts, progress: None };
             scan_stream(&scanner, opts, target, reader, sink, &mut outcome).unwrap();
             outcome
         };

@@ -238,7 +238,8 @@ pub struct DedupOptions {
     pub block_size: usize,
     /// Bytes of input parsed so far, for a progress display: added to once
     /// per parse chunk (a few per thread and block), never per line; `None`
-    /// costs nothing.
+    /// costs nothing. Bytes fed through [`LineDedup::add_decoded_reader`]
+    /// are not added (their input's own bytes are, as they are read).
     pub progress: Option<Arc<AtomicU64>>,
     /// Keep only the URNs of these namespaces (`None`: all); the lines of
     /// other namespaces are counted ([`LineCounts::excluded`]), not kept.
@@ -555,6 +556,23 @@ impl LineDedup {
                 None => eof = condense_long_line(reader, &mut buf).map_err(FeedError::Read)?,
             }
         }
+    }
+
+    /// Feeds a decoded input (an archive's text, UTF-16 text transcoded)
+    /// as [`LineDedup::add_reader`] does, without adding its decoded bytes
+    /// to [`DedupOptions::progress`]: the input's own bytes are counted
+    /// there as its decoder reads them ([`crate::source::decoded_counting`]),
+    /// so that progress is measured against the inputs' size on disk.
+    pub fn add_decoded_reader(
+        &mut self,
+        reader: &mut dyn Read,
+        file: u32,
+        on_reject: &mut RejectSink<'_>,
+    ) -> Result<u64, FeedError> {
+        let progress = self.progress.take();
+        let fed = self.add_reader(reader, file, on_reject);
+        self.progress = progress;
+        fed
     }
 
     /// The end of [`LineDedup::add_reader`] at read error `error`: the

@@ -62,6 +62,37 @@ fn a_utf8_mark_before_the_first_line_is_ignored() {
     }
 }
 
+/// Progress counts the bytes of each input fed, its UTF-8 mark too, as
+/// blocks or as a stream, except those of a decoded input (its own bytes
+/// are counted as it is read); the results are the same either way.
+#[test]
+fn progress_counts_every_byte_fed_but_not_decoded_ones() {
+    let a: &[u8] = b"\xEF\xBB\xBFurn:isbn:0451450523\nURN:ISBN:0451450523\nnot a urn\n";
+    let b = mixed_input(5_000);
+    for block_size in [1, DEFAULT_BLOCK_SIZE] {
+        let results = ["bytes", "reader", "decoded reader"].map(|how| {
+            let progress = Arc::new(AtomicU64::new(0));
+            let mut dedup =
+                LineDedup::new(DedupOptions { block_size, progress: Some(Arc::clone(&progress)), ..opts() });
+            let mut sink = |_: &Reject<'_>| Ok(());
+            for (i, input) in [a, &b[..]].into_iter().enumerate() {
+                match how {
+                    "bytes" => dedup.add_bytes(input, i as u32, &mut sink),
+                    "reader" => dedup.add_reader(&mut &input[..], i as u32, &mut sink),
+                    _ => dedup.add_decoded_reader(&mut &input[..], i as u32, &mut sink),
+                }
+                .unwrap();
+            }
+            let counts = dedup.counts().clone();
+            (progress.load(AtomicOrdering::Relaxed), counts, classes_of(dedup, Order::Key))
+        });
+        let fed = (a.len() + b.len()) as u64;
+        assert_eq!([results[0].0, results[1].0, results[2].0], [fed, fed, 0], "block {block_size}");
+        assert_eq!(results[0].1, results[2].1, "block {block_size}");
+        assert_eq!(results[1].2, results[2].2, "block {block_size}");
+    }
+}
+
 fn opts() -> DedupOptions {
     DedupOptions::default()
 }

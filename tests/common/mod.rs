@@ -1,5 +1,5 @@
 //! What the integration tests share: running the built binary with a
-//! given standard input.
+//! given standard input, and inputs to be decoded (gzip, UTF-16).
 
 use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
@@ -7,6 +7,7 @@ use std::sync::mpsc;
 
 /// Runs `cmd` with `stdin` fed from a thread (so a large input cannot
 /// deadlock against a full stdout pipe) and collects its output.
+#[allow(dead_code)] // not every test file feeds stdin
 pub fn run_fed(mut cmd: Command, stdin: &[u8]) -> Output {
     let mut child =
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run urnscan");
@@ -44,4 +45,19 @@ pub fn lines_of(stdout: std::process::ChildStdout) -> mpsc::Receiver<String> {
     let stdout = std::io::BufReader::new(stdout);
     std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|line| tx.send(line)));
     lines
+}
+
+/// `data` compressed as gzip.
+#[allow(dead_code)] // not every test file reads archives
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// UTF-16LE of `text`, after the mark when `mark`.
+#[allow(dead_code)] // not every test file reads UTF-16
+pub fn utf16le(text: &str, mark: bool) -> Vec<u8> {
+    let mark = if mark { &[0xff, 0xfe][..] } else { &[] };
+    mark.iter().copied().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect()
 }
