@@ -51,7 +51,8 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     assert_eq!(report["bytes"], 2 * 1024 * 1024);
 
     let one = phases(&report, 1);
-    let layers = ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ NID stats", "+ sort"];
+    let layers =
+        ["floor", "floor + map", "search", "search + validate", "+ dedup", "+ NID stats", "+ sort", "+ sort by count"];
     for phase in layers {
         assert!(one.iter().any(|p| p == phase), "no {phase:?} row at 1 thread: {one:?}");
     }
@@ -76,7 +77,10 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
         .map(count)
         .collect();
     assert!(searches.windows(2).all(|w| w[0] == w[1]), "{searches:?}");
-    for r in rows(&report).iter().filter(|r| r["phase"] == "+ dedup" || r["phase"] == "+ sort") {
+    for r in rows(&report)
+        .iter()
+        .filter(|r| ["+ dedup", "+ sort", "+ sort by count"].contains(&r["phase"].as_str().unwrap()))
+    {
         assert_eq!(count(r), distinct as u64, "{} at {} threads", r["phase"], r["threads"]);
     }
     let truth = fs::read_to_string(dir.path().join("truth.tsv")).unwrap();
@@ -92,7 +96,7 @@ fn every_phase_is_reported_and_counts_agree_with_the_truth() {
     // validation on, and divides by the row's own time.
     for r in rows(&report) {
         let phase = r["phase"].as_str().unwrap();
-        if ["search + validate", "+ dedup", "+ NID stats", "+ sort"].contains(&phase) {
+        if ["search + validate", "+ dedup", "+ NID stats", "+ sort", "+ sort by count"].contains(&phase) {
             assert_eq!(r["urns"].as_u64(), Some(occurrences as u64), "{phase}");
             let rate = r["urns_per_second"].as_f64().unwrap();
             let want = occurrences as f64 / r["seconds"].as_f64().unwrap();

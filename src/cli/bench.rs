@@ -25,7 +25,10 @@
 //! 7. `+ sort` — the same table (not the NID counts), then its entries
 //!    sorted by key and read in that order, each first-seen form rebuilt,
 //!    in parallel blocks, as `scan --unique` prints them (all of its output
-//!    work but writing the numbers and the bytes out).
+//!    work but writing the numbers and the bytes out);
+//! 8. `+ sort by count` — the same, in the order of `scan --unique --sort
+//!    count`: the key order, then that order sorted again by count
+//!    ([`ShardedTable::by_count`]).
 //!
 //! With `--lines` the file is a URN dataset, one per line, and the rows
 //! after the floor follow `urnscan dedup` instead of the scanner:
@@ -77,6 +80,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 use std::io;
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -212,8 +216,10 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         push("+ dedup", ("unique", n), time);
         let (time, n) = best_of(runs, || pool.install(|| NidStats::from_table(&key_table(&scanner, hay)).len() as u64));
         push("+ NID stats", ("nids", n), time);
-        let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay)));
+        let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay, Sort::Key)));
         push("+ sort", ("unique", n), time);
+        let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay, Sort::Count)));
+        push("+ sort by count", ("unique", n), time);
     }
     match args.format {
         BenchFormat::Text => print_table(&name, hay.len(), best, args.search.is_default(), runs, pages, &rows),
@@ -459,20 +465,43 @@ fn key_table(scanner: &Scanner, hay: &[u8]) -> ShardedTable {
     table
 }
 
-/// The key table of the whole buffer, its entries sorted and read in key
-/// order as `scan --unique` reads them to print them: blocks of
+/// The orders of `+ sort` and `+ sort by count`.
+#[derive(Clone, Copy)]
+enum Sort {
+    Key,
+    Count,
+}
+
+/// The key table of the whole buffer, its entries sorted and read in
+/// `order` as `scan --unique` reads them to print them: blocks of
 /// [`RANGE_ENTRIES`] entries, in parallel. Returns how many entries were read.
-fn sorted_entries(scanner: &Scanner, hay: &[u8]) -> u64 {
+fn sorted_entries(scanner: &Scanner, hay: &[u8], order: Sort) -> u64 {
     let mut table = key_table(scanner, hay);
-    let sorted = table.sorted();
-    let blocks: Vec<usize> = (0..sorted.len()).step_by(RANGE_ENTRIES).collect();
+    match order {
+        Sort::Key => {
+            let sorted = table.sorted();
+            read_in_blocks(sorted.len(), |range| sorted.iter_range(range))
+        }
+        Sort::Count => {
+            let counted = table.by_count();
+            read_in_blocks(counted.len(), |range| counted.iter_range(range))
+        }
+    }
+}
+
+/// Reads `len` entries in parallel blocks of [`RANGE_ENTRIES`], each as
+/// printing needs it: its count, position and first-seen form, rebuilt
+/// from the key and its delta. Returns how many were read.
+fn read_in_blocks<'t, I>(len: usize, range: impl Fn(Range<usize>) -> I + Sync) -> u64
+where
+    I: Iterator<Item = Entry<'t>>,
+{
+    let blocks: Vec<usize> = (0..len).step_by(RANGE_ENTRIES).collect();
     let (read, sum) = blocks
         .par_iter()
         .map(|&start| {
-            // What printing needs of an entry: its count, position and
-            // first-seen form, rebuilt from the key and its delta.
             let mut raw = Vec::new();
-            sorted.iter_range(start..start + RANGE_ENTRIES).fold((0u64, 0u64), |(n, sum), e| {
+            range(start..(start + RANGE_ENTRIES).min(len)).fold((0u64, 0u64), |(n, sum), e| {
                 raw.clear();
                 e.raw.write_into(&mut raw);
                 (n + 1, sum.wrapping_add(e.count).wrapping_add(raw.len() as u64).wrapping_add(e.first.offset))
