@@ -3,7 +3,10 @@
 Reads `cargo metadata --format-version 1 --locked` on stdin. A dependency that needs a newer
 Rust than the README promises would break the build there (`cargo build` takes Cargo.lock's
 versions); `resolver = "3"` in Cargo.toml keeps `cargo update` from choosing one, and this
-check keeps a hand-edited or older lock file from slipping through.
+check keeps a hand-edited or older lock file from slipping through. It trusts what each
+package declares: `ignore` 0.4.30 declares 1.72 and needs 1.88, so Cargo.toml holds it
+below; only a build with that Rust proves the rest (see Cargo.toml's comment on
+rust-version).
 """
 
 import json

@@ -158,9 +158,13 @@ unsafe fn masks(p: *const u8, t: &Tables) -> Masks {
 }
 
 /// (non-member, `%`, hex digit, bits 0x60 set) masks of 32 bytes.
+///
+/// # Safety
+/// AVX2. (Safe to call in AVX2 code from Rust 1.86 on; `unsafe` for the
+/// 1.85 that `rust-version` promises.)
 #[target_feature(enable = "avx2")]
 #[inline]
-fn half(v: __m256i, t: &Tables) -> (u32, u32, u32, u32) {
+unsafe fn half(v: __m256i, t: &Tables) -> (u32, u32, u32, u32) {
     let nibble = _mm256_set1_epi8(0x0f);
     let lo = _mm256_and_si256(v, nibble);
     let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);

@@ -35,16 +35,21 @@ pub(in crate::platform::simd) unsafe fn blocks(span: &[u8], mut put: impl FnMut(
         // SAFETY: block `k < blocks` lies inside `span`: 64 readable bytes.
         let (lo, hi) =
             unsafe { (_mm256_loadu_si256(p.add(k * 64).cast()), _mm256_loadu_si256(p.add(k * 64 + 32).cast())) };
-        put(k, answers(lo, hi, &tables));
+        // SAFETY: AVX2, as this function requires.
+        put(k, unsafe { answers(lo, hi, &tables) });
     }
     blocks
 }
 
 /// The nine answers for the 64 bytes `lo` and `hi`, in the order of
 /// [`Block`]: each a compare per half and two `vpmovmskb` joined.
+///
+/// # Safety
+/// AVX2. (Safe to call in AVX2 code from Rust 1.86 on; `unsafe` for the
+/// 1.85 that `rust-version` promises.)
 #[target_feature(enable = "avx2")]
 #[inline]
-fn answers(lo: __m256i, hi: __m256i, t: &[__m256i; 4]) -> Block {
+unsafe fn answers(lo: __m256i, hi: __m256i, t: &[__m256i; 4]) -> Block {
     let nibble = _mm256_set1_epi8(0x0f);
     let zero = _mm256_setzero_si256();
     let join = |a: __m256i, b: __m256i| {

@@ -21,13 +21,14 @@ pub(in crate::platform::simd) unsafe fn marks(bytes: &[u8]) -> Marks {
     if len < 32 {
         let mut padded = [0u8; 32];
         padded[..len].copy_from_slice(bytes);
-        // SAFETY: `padded` has 32 readable bytes.
-        return widen(half(unsafe { _mm256_loadu_si256(padded.as_ptr().cast()) }), 0);
+        // SAFETY: `padded` has 32 readable bytes; AVX2, as this function requires.
+        return widen(unsafe { half(_mm256_loadu_si256(padded.as_ptr().cast())) }, 0);
     }
     let p = bytes.as_ptr();
     // SAFETY: 32 <= len: both loads read bytes inside `bytes`.
     let (first, last) = unsafe { (_mm256_loadu_si256(p.cast()), _mm256_loadu_si256(p.add(len - 32).cast())) };
-    let (a, b) = (widen(half(first), 0), widen(half(last), len - 32));
+    // SAFETY: AVX2, as this function requires.
+    let (a, b) = unsafe { (widen(half(first), 0), widen(half(last), len - 32)) };
     Marks {
         name_end: a.name_end | b.name_end,
         colon: a.colon | b.colon,
@@ -44,9 +45,13 @@ fn widen(m: [u32; 5], at: usize) -> Marks {
 }
 
 /// (`?` or `#`, `:`, `%`, `a`–`f`, `A`–`Z`) masks of 32 bytes.
+///
+/// # Safety
+/// AVX2. (Safe to call in AVX2 code from Rust 1.86 on; `unsafe` for the
+/// 1.85 that `rust-version` promises.)
 #[target_feature(enable = "avx2")]
 #[inline]
-fn half(v: __m256i) -> [u32; 5] {
+unsafe fn half(v: __m256i) -> [u32; 5] {
     let eq = |b: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b as i8));
     let within = |lo: u8, hi: u8| {
         let above = _mm256_cmpeq_epi8(_mm256_max_epu8(v, _mm256_set1_epi8(lo as i8)), v);

@@ -39,13 +39,22 @@ use crate::platform::prefetch::prefetch;
 /// family 26 (Zen 5) or later, where it was measured to help, and not on
 /// older AMD CPUs or other vendors (see the module docs).
 pub(super) fn software_prefetch_helps() -> bool {
-    let id = std::arch::x86_64::__cpuid(0);
+    let id = cpuid(0);
     let vendor = [id.ebx.to_le_bytes(), id.edx.to_le_bytes(), id.ecx.to_le_bytes()].concat();
     match &vendor[..] {
         b"GenuineIntel" => true,
-        b"AuthenticAMD" => family(std::arch::x86_64::__cpuid(1).eax) >= ZEN5_FAMILY,
+        b"AuthenticAMD" => family(cpuid(1).eax) >= ZEN5_FAMILY,
         _ => false,
     }
+}
+
+/// `cpuid` leaf `leaf`: safe to call from Rust 1.87 on, `unsafe` before
+/// (and `rust-version` is 1.85), hence a block the newer compilers find
+/// needless.
+#[allow(unused_unsafe)]
+fn cpuid(leaf: u32) -> std::arch::x86_64::CpuidResult {
+    // SAFETY: every x86_64 CPU has `cpuid`, and leaves 0 and 1.
+    unsafe { std::arch::x86_64::__cpuid(leaf) }
 }
 
 /// The first AMD CPU family (0x1A) whose search runs faster with the
@@ -108,6 +117,6 @@ mod tests {
         let Some(Ok(kernel)) = line.split(':').nth(1).map(|f| f.trim().parse::<u32>()) else {
             return;
         };
-        assert_eq!(family(std::arch::x86_64::__cpuid(1).eax), kernel);
+        assert_eq!(family(super::cpuid(1).eax), kernel);
     }
 }
