@@ -482,7 +482,7 @@ pub fn decoded(contents: Contents, decompress: bool, encoding: Encoding) -> io::
 /// # Example
 ///
 /// ```
-/// use std::io::{Read, Write};
+/// use std::io::Read;
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use std::sync::Arc;
 /// use urnscan::source::{decoded_counting, Contents, Whole};
