@@ -225,6 +225,8 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
         "+ dedup",
         "+ NID stats",
         "+ first-seen output",
+        "+ output by key",
+        "+ output by count",
         "lines in a HashSet",
     ];
     assert_eq!(phases(&report, 1), want);
@@ -236,7 +238,7 @@ fn lines_mode_counts_the_datasets_lines_and_classes() {
             "+ parse" => {
                 assert_eq!((count(r), r["counted"].as_str(), r["urns"].as_u64()), (valid, Some("valid"), Some(valid)))
             }
-            "+ dedup" | "+ first-seen output" => {
+            "+ dedup" | "+ first-seen output" | "+ output by key" | "+ output by count" => {
                 assert_eq!((count(r), r["urns"].as_u64()), (distinct, Some(valid)), "{}", r["phase"]);
             }
             "+ NID stats" => {

@@ -45,7 +45,10 @@
 //! 7. `+ first-seen output` — the same as `+ dedup` (not the NID counts),
 //!    then the classes formatted in first-seen order (first-seen form and a
 //!    newline) and written to nowhere, as `dedup` prints them;
-//! 8. `lines in a HashSet` — a reference, not a layer: the distinct lines
+//! 8. `+ output by key` and `+ output by count` — the same in the orders of
+//!    `dedup --sort key` and `--sort count` (each class's position sorted
+//!    first, as `dedup` sorts it);
+//! 9. `lines in a HashSet` — a reference, not a layer: the distinct lines
 //!    as bytes, as `sort -u` sees them (no trimming, validation or key),
 //!    counted in the same two phases as `dedup` counts keys (each block's
 //!    lines hashed with the same XXH3 by parallel chunks and grouped into
@@ -177,7 +180,9 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
                 ("+ parse", Upto::Parse),
                 ("+ dedup", Upto::Dedup),
                 ("+ NID stats", Upto::Stats),
-                ("+ first-seen output", Upto::Output),
+                ("+ first-seen output", Upto::Output(Order::FirstSeen)),
+                ("+ output by key", Upto::Output(Order::Key)),
+                ("+ output by count", Upto::Output(Order::Count)),
             ] {
                 let (time, counted) = best_of(runs, || pool.install(|| dedup_lines(hay, grammar, upto)));
                 let (valid, n) = counted?;
@@ -383,13 +388,13 @@ enum Upto {
     Dedup,
     /// Both phases, then the classes counted by NID.
     Stats,
-    /// Both phases and the output.
-    Output,
+    /// Both phases and the output in this order.
+    Output(Order),
 }
 
 /// `urnscan dedup` on the buffer as one input, up to `upto`: lines parsed,
 /// keyed and hashed; then counted; then the classes counted by NID, or
-/// formatted in first-seen order (the first-seen form and a newline each)
+/// formatted in the given order (the first-seen form and a newline each)
 /// and written nowhere. Returns the valid lines and the distinct keys (0
 /// when not counted; the distinct NIDs for [`Upto::Stats`]).
 fn dedup_lines(hay: &[u8], grammar: Grammar, upto: Upto) -> Result<(u64, u64)> {
@@ -399,17 +404,17 @@ fn dedup_lines(hay: &[u8], grammar: Grammar, upto: Upto) -> Result<(u64, u64)> {
     }
     dedup.add_bytes(hay, 0, &mut |_| Ok(())).context("cannot deduplicate the lines")?;
     let valid = dedup.counts().valid;
-    match upto {
+    let order = match upto {
         Upto::Parse | Upto::Dedup => return Ok((valid, dedup.table_len() as u64)),
         Upto::Stats => return Ok((valid, dedup.finish_stats()?.0.len() as u64)),
-        Upto::Output => {}
-    }
+        Upto::Output(order) => order,
+    };
     let format = |e: &Entry<'_>, line: &mut Vec<u8>| {
         e.raw.write_into(line);
         line.push(b'\n');
         Ok(())
     };
-    let finished = dedup.finish_parallel(Order::FirstSeen, &format, &mut io::sink())?;
+    let finished = dedup.finish_parallel(order, &format, &mut io::sink())?;
     Ok((valid, finished.distinct))
 }
 

@@ -112,11 +112,13 @@ Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
 (the scan's events), + dedup (key table, as --unique and --stats),
 + NID stats (the table counted by NID, as --stats), + sort (the table's
-entries in key order, as --unique prints them). With --lines: line ends
-(found as `urnscan dedup` finds them), + parse (each line judged, keyed
-and hashed), + dedup (each key counted), + NID stats (as dedup --stats),
-+ first-seen output (the classes formatted in first-seen order, written
-nowhere), and for reference the distinct lines in a plain hash set.
+entries in key order, as --unique prints them), + sort by count (as
+--sort count). With --lines: line ends (found as `urnscan dedup` finds
+them), + parse (each line judged, keyed and hashed), + dedup (each key
+counted), + NID stats (as dedup --stats), + first-seen output (the
+classes formatted in first-seen order, written nowhere), + output by key
+and + output by count (as --sort key and count), and for reference the
+distinct lines in a plain hash set.
 \"x floor\" = time / warm floor at the same thread count; 1.00 means
 as fast as reading the bytes. Each row is the best of --runs runs, timed
 on its own: on an input read in a few ms, rows can come out in any
@@ -159,8 +161,9 @@ pub struct BenchArgs {
     rfc2141: bool,
     /// Measure FILE as a URN dataset, one per line, as `urnscan dedup` reads
     /// it: rows for finding the lines, + parse, + dedup, + NID stats, + the
-    /// first-seen output, instead of the search rows, and for reference the
-    /// distinct lines counted in a plain hash set (no validation, no key).
+    /// output in each order (first-seen, key, count), instead of the search
+    /// rows, and for reference the distinct lines counted in a plain hash
+    /// set (no validation, no key).
     #[arg(long, conflicts_with = "generate")]
     lines: bool,
     /// Output format.
