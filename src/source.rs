@@ -185,6 +185,16 @@ impl Input {
             Input::File(p) => p.to_string_lossy().into_owned(),
         }
     }
+
+    /// Its size on disk when it is a regular file (stdin, a pipe, a
+    /// device or a path that cannot be read have none): what a progress
+    /// display counts for it.
+    pub fn regular_file_size(&self) -> Option<u64> {
+        match self {
+            Input::Stdin => None,
+            Input::File(path) => std::fs::metadata(path).ok().filter(|meta| meta.is_file()).map(|meta| meta.len()),
+        }
+    }
 }
 
 /// An input that could not be read, and why.

@@ -356,6 +356,31 @@ fn progress_of_decoded_inputs_counts_their_bytes_on_disk() {
     }
 }
 
+/// A binary file skipped (`--binary skip`) counts as gone through: its size
+/// on disk, whether it is mapped or, not mapped, streamed (a large one;
+/// its first 8 KiB are all that is read of it).
+#[test]
+fn progress_counts_skipped_binary_files_by_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..20_000).map(|i| format!("urn:isbn:{:0>9}\n", i % 1000)).collect();
+    let mut binary = b"urn:ex:1 \0".to_vec();
+    binary.resize(1_500_000, b'x');
+    let (t, b) = (dir.path().join("t.txt"), dir.path().join("b.bin"));
+    fs::write(&t, &text).unwrap();
+    fs::write(&b, &binary).unwrap();
+    // Written "1.88 MB"; the text alone would be "380.00 kB".
+    assert_eq!(text.len() + binary.len(), 1_880_000);
+    for mmap in ["auto", "never"] {
+        let o =
+            run(urnscan().args(["scan", "-c", "--binary", "skip", "--progress", "--mmap", mmap, path(&t), path(&b)]));
+        assert_eq!(o.status.code(), Some(0), "{mmap}: {}", stderr(&o));
+        assert_eq!(stdout(&o), format!("{}:20000\n", path(&t)));
+        let err = stderr(&o);
+        let last = progress_lines(&err).last().copied().unwrap_or_default();
+        assert!(last.starts_with("urnscan: progress: 1.88 MB in "), "--mmap {mmap}: {last:?}");
+    }
+}
+
 /// The default never shows progress when stderr is not a terminal, even for
 /// an input large enough that a terminal would get a bar (a sparse file, so
 /// the test writes almost nothing).

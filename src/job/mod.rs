@@ -603,9 +603,9 @@ fn by_contents(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: 
         (Contents::Pipe(pipe), None) if opts.binary == BinaryPolicy::Scan => {
             Processed::Live(pipe.live(source::LIVE_DELAY))
         }
-        (Contents::Pipe(pipe), None) => stream_input(opts, pipe.into_reader()),
+        (Contents::Pipe(pipe), None) => stream_input(opts, target, input, pipe.into_reader()),
         (Contents::Stream(reader), _) if decoded => decoded_input(scanner, opts, target, input, reader),
-        (Contents::Stream(reader), _) => stream_input(opts, reader),
+        (Contents::Stream(reader), _) => stream_input(opts, target, input, reader),
         (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
     }
 }
@@ -664,11 +664,20 @@ fn whole_input(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, whole: 
 /// compressed. (A pipe is read [live](source::Live) and tested as its
 /// first bytes come, unless binary inputs are skipped: see
 /// [`Processed::Live`].)
-fn stream_input(opts: &JobOptions, reader: Box<dyn Read + Send>) -> Processed {
+fn stream_input(opts: &JobOptions, target: Target<'_>, input: &Input, reader: Box<dyn Read + Send>) -> Processed {
     let peeked = source::peek(reader, source::BINARY_PROBE);
     let (binary, misread) = sniff(opts, &peeked.head);
     let archive = decompress::Codec::sniff(&peeked.head).is_some();
-    let rest = if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(peeked.into_reader()) };
+    let rest = if skips(opts, binary) {
+        // Gone through, as far as progress goes: a file streamed (one not
+        // mapped) by its size on disk, as the display's total counts it.
+        if target.progress.is_some() {
+            advance(target, input.regular_file_size().unwrap_or(0));
+        }
+        Processed::Skipped
+    } else {
+        Processed::Stream(peeked.into_reader())
+    };
     misread_if(compressed(archive), misread_if(misread, binary_if(binary, rest)))
 }
 
