@@ -27,8 +27,8 @@
 //!
 //! ## Decoding
 //!
-//! [`Utf16Reader`] turns UTF-16 code units into UTF-8, runs of ASCII a
-//! word at a time: a surrogate without its partner and an odd last byte
+//! [`Utf16Reader`] turns UTF-16 code units into UTF-8, runs of ASCII 16
+//! units at a time ([`narrow_ascii`], SSE2 on x86_64): a surrogate without its partner and an odd last byte
 //! each become U+FFFD, as [`String::from_utf16_lossy`] does (the tests and
 //! the `transcode` fuzz target compare the two), so no input is refused. A surrogate pair or a code unit split
 //! across two reads of the inner reader is held back until its rest comes.
@@ -40,6 +40,8 @@
 //! decompressed input are those of its decoded bytes.
 
 use std::io::{self, Read};
+
+use crate::platform::simd::ascii16::narrow_ascii;
 
 /// How the bytes of an input are taken as text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -243,12 +245,14 @@ impl<R: Read> Read for Utf16Reader<R> {
 /// `raw`), an odd byte and a high surrogate at the end are left for the
 /// next call, which may complete them; at the end each becomes U+FFFD.
 ///
-/// Runs of ASCII (most of a text that holds URNs) are copied 8 units at a
-/// time, two words of 4 at once; the rest is decoded a character at a
+/// Runs of ASCII (most of a text that holds URNs) are copied a block of 16
+/// units at a time ([`copy_ascii`]); the rest is decoded a character at a
 /// time: a unit, a surrogate pair, or U+FFFD for a surrogate alone, as
 /// [`char::decode_utf16`] does. (Decoding every character that way ran
 /// at 0.4 GB/s of text, as `iconv` does; copying runs of ASCII a unit at
-/// a time, 0.35; as here, 1: BENCHMARKS.md, item 122.)
+/// a time, 0.35; 8 units per step in 64-bit words, 1: BENCHMARKS.md, item
+/// 122; with SSE2, `scan -c` of a mostly ASCII file took two thirds of
+/// the time of the words: item 133.)
 fn transcode(raw: &[u8], order: Utf16, last: bool, out: &mut Vec<u8>) -> usize {
     let unit = |at: usize| order.unit([raw[at], raw[at + 1]]);
     let mut used = raw.len() & !1;
@@ -280,25 +284,11 @@ fn transcode(raw: &[u8], order: Utf16, last: bool, out: &mut Vec<u8>) -> usize {
 }
 
 /// Copies the ASCII at the start of `units` (whole code units) to `out`,
-/// a byte per unit; returns how many bytes of `units` that was.
+/// a byte per unit; returns how many bytes of `units` that was. Whole
+/// blocks of 16 units go through [`narrow_ascii`] (SSE2 on x86_64), the
+/// rest a unit at a time.
 fn copy_ascii(units: &[u8], order: Utf16, out: &mut Vec<u8>) -> usize {
-    // Over 4 units read as one little-endian word: the bits that must be
-    // zero for each to be below 0x80, and the shift that brings each
-    // unit's low byte to the bottom of its half-word.
-    let (not_ascii, shift) = match order {
-        Utf16::Le => (0xff80_ff80_ff80_ff80_u64, 0),
-        Utf16::Be => (0x80ff_80ff_80ff_80ff_u64, 8),
-    };
-    let word = |bytes: &[u8]| u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-    let mut n = 0;
-    while let Some(block) = units.get(n..n + 16) {
-        let (a, b) = (word(&block[..8]), word(&block[8..]));
-        if (a | b) & not_ascii != 0 {
-            break;
-        }
-        out.extend_from_slice(&(low_bytes(a >> shift) | low_bytes(b >> shift) << 32).to_le_bytes());
-        n += 16;
-    }
+    let mut n = narrow_ascii(units, order == Utf16::Be, out);
     while n + 2 <= units.len() {
         let unit = order.unit([units[n], units[n + 1]]);
         if unit >= 0x80 {
@@ -308,13 +298,6 @@ fn copy_ascii(units: &[u8], order: Utf16, out: &mut Vec<u8>) -> usize {
         n += 2;
     }
     n
-}
-
-/// The even bytes of `w` (`a 0 b 0 c 0 d 0`, lowest first) side by side in
-/// its low half (`a b c d`).
-fn low_bytes(w: u64) -> u64 {
-    let w = (w | (w >> 8)) & 0x0000_ffff_0000_ffff;
-    (w | (w >> 16)) & 0xffff_ffff
 }
 
 fn push_char(out: &mut Vec<u8>, c: char) {

@@ -73,6 +73,7 @@
 //!
 //! AVX-512 is deliberately not used: it measured slower on this machine.
 
+pub mod ascii16;
 pub mod class;
 pub mod line_bits;
 pub mod marks;

@@ -73,6 +73,7 @@ fn family(eax: u32) -> u32 {
     }
 }
 
+pub(super) mod ascii16;
 pub(super) mod avx2;
 pub(super) mod class;
 pub(super) mod line_bits;
