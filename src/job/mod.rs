@@ -26,7 +26,10 @@
 //! ([`crate::decompress::read_ahead`]) while the calling thread consumes
 //! the inputs before it. Memory per archive in flight is bounded by
 //! [`INLINE_LIMIT`] plus the read-ahead queue, whatever its size; output
-//! stays in input order.
+//! stays in input order. UTF-16 text (not compressed) is transcoded the
+//! same way up to [`INLINE_LIMIT`], and the rest of a larger file on the
+//! thread that scans it: transcoding is fast enough that the read-ahead
+//! queue's copies cost more than it saves (see `decoded_input`).
 //!
 //! With [`JobOptions::nids`], the URNs of other namespaces are dropped
 //! after the scan: the task that scanned a chunk notes which of its URNs
@@ -604,9 +607,11 @@ fn by_contents(scanner: &Scanner, opts: &JobOptions, target: Target<'_>, input: 
             Processed::Live(pipe.live(source::LIVE_DELAY))
         }
         (Contents::Pipe(pipe), None) => stream_input(opts, target, input, pipe.into_reader()),
-        (Contents::Stream(reader), _) if decoded => decoded_input(scanner, opts, target, input, reader),
+        (Contents::Stream(reader), codec) if decoded => decoded_input(scanner, opts, target, input, reader, codec),
         (Contents::Stream(reader), _) => stream_input(opts, target, input, reader),
-        (Contents::Pipe(pipe), Some(_)) => decoded_input(scanner, opts, target, input, pipe.into_reader()),
+        (Contents::Pipe(pipe), codec @ Some(_)) => {
+            decoded_input(scanner, opts, target, input, pipe.into_reader(), codec)
+        }
     }
 }
 
@@ -682,19 +687,28 @@ fn stream_input(opts: &JobOptions, target: Target<'_>, input: &Input, reader: Bo
 }
 
 /// A decoded stream: whole if it ends within [`INLINE_LIMIT`], else the
-/// rest decoded ahead on its own thread.
+/// rest of an archive (`codec`) decoded ahead on its own thread, and the
+/// rest of UTF-16 text alone transcoded where it is scanned: transcoding
+/// runs at about 2.4 GB/s, and handing its text through the read-ahead
+/// queue cost more than running beside the scan saved (`scan -c -j2` of
+/// one 535 MB UTF-16 file 259 ms with it, 194 without; of two, 530 and
+/// 379: BENCHMARKS.md, item 134).
 fn decoded_input(
     scanner: &Scanner,
     opts: &JobOptions,
     target: Target<'_>,
     input: &Input,
     reader: Box<dyn Read + Send>,
+    codec: Option<decompress::Codec>,
 ) -> Processed {
     let mut peeked = source::peek(reader, INLINE_LIMIT);
     if !peeked.is_complete(INLINE_LIMIT) {
         let (binary, misread) = sniff(opts, &peeked.head);
-        let rest =
-            if skips(opts, binary) { Processed::Skipped } else { Processed::Stream(decompress::read_ahead(peeked)) };
+        let rest = match codec {
+            _ if skips(opts, binary) => Processed::Skipped,
+            Some(_) => Processed::Stream(decompress::read_ahead(peeked)),
+            None => Processed::Stream(peeked.into_reader()),
+        };
         return misread_if(misread, binary_if(binary, rest));
     }
     let error = peeked.error.take();
