@@ -28,10 +28,12 @@
 //! ## Decoding
 //!
 //! [`Utf16Reader`] turns UTF-16 code units into UTF-8, runs of ASCII 16
-//! units at a time ([`narrow_ascii`], SSE2 on x86_64): a surrogate without its partner and an odd last byte
-//! each become U+FFFD, as [`String::from_utf16_lossy`] does (the tests and
-//! the `transcode` fuzz target compare the two), so no input is refused. A surrogate pair or a code unit split
-//! across two reads of the inner reader is held back until its rest comes.
+//! units at a time ([`narrow_ascii`], SSE2 on x86_64): a surrogate without
+//! its partner and an odd last byte each become U+FFFD, as
+//! [`String::from_utf16_lossy`] does (the tests and the `transcode` fuzz
+//! target compare the two), so no input is refused. A surrogate pair or a
+//! code unit split across two reads of the inner reader is held back until
+//! its rest comes.
 //! Each read of the inner reader is transcoded and handed on at once, so a
 //! pipe that a writer fills slowly (`tail -f`) is still read as it comes.
 //!

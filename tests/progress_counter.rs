@@ -94,19 +94,21 @@ fn job_counter_ends_at_the_input_size_for_every_way_of_reading() {
 /// archive's or UTF-16 file's own bytes as decoded (not the decoded
 /// ones), a binary file skipped its size at once (a large one too, which
 /// is streamed when not mapped), whether files are mapped or streamed, at
-/// one thread or two (an archive of over
-/// [`job::INLINE_LIMIT`] decoded bytes is then decoded ahead on a thread).
+/// one thread or two (an archive of over [`job::INLINE_LIMIT`] decoded
+/// bytes is then decoded ahead on a thread, a UTF-16 file of over it
+/// transcoded where it is scanned).
 #[test]
 fn job_counter_counts_decoded_and_skipped_inputs_by_their_size_on_disk() {
     let dir = tempfile::tempdir().unwrap();
     let text = String::from_utf8(text(5 << 20)).unwrap();
     assert!(text.len() > job::INLINE_LIMIT);
-    let files: [(&str, Vec<u8>); 7] = [
+    let files: [(&str, Vec<u8>); 8] = [
         ("small.txt", text.as_bytes()[..10_000].to_vec()),
         ("mapped.txt", text.as_bytes()[..2_000_000].to_vec()),
         ("small.gz", gzip(&text.as_bytes()[..100_000])),
         ("large.gz", gzip(text.as_bytes())),
         ("utf16.txt", utf16le(&text[..200_000], true)),
+        ("large-utf16.txt", utf16le(&text, true)),
         ("nul.bin", [&b"urn:ex:1 \0"[..], &text.as_bytes()[..50_000]].concat()),
         ("large-nul.bin", [&b"urn:ex:2 \0"[..], &text.as_bytes()[..3 << 20]].concat()),
     ];
@@ -125,7 +127,7 @@ fn job_counter_counts_decoded_and_skipped_inputs_by_their_size_on_disk() {
                 let opts = JobOptions { mmap, binary, decompress: true, progress, ..JobOptions::default() };
                 let outcome = pool.install(|| job::run(&paths, &opts, &mut Collect::default())).unwrap();
                 let skipped = 2 * u64::from(binary == BinaryPolicy::Skip);
-                assert_eq!((outcome.totals.files, outcome.totals.skipped), (7 - skipped, skipped));
+                assert_eq!((outcome.totals.files, outcome.totals.skipped), (8 - skipped, skipped));
                 let how = format!("{threads} threads, {mmap:?}, {binary:?}");
                 assert_eq!(counter.load(Ordering::Relaxed), size, "{how}");
             }
