@@ -114,17 +114,18 @@ impl ErrorKind {
     }
 
     fn describe(self, grammar: Grammar) -> &'static str {
+        const _: () = assert!(crate::grammar::MAX_URN_LEN == 8192, "the too-long message names the limit");
         let rfc2141 = grammar == Grammar::Rfc2141;
         match self {
             ErrorKind::NotUrn => "does not start with \"urn:\"",
             ErrorKind::NidEmpty => "the namespace identifier (NID) is empty",
             ErrorKind::NidTooShort => "the NID must be 2 to 32 characters long (RFC 8141 §2)",
-            ErrorKind::NidTooLong if rfc2141 => "the NID must be 1 to 32 characters long (RFC 2141 §2)",
+            ErrorKind::NidTooLong if rfc2141 => "the NID must be 1 to 32 characters long (RFC 2141 §2.1)",
             ErrorKind::NidTooLong => "the NID must be 2 to 32 characters long (RFC 8141 §2)",
             ErrorKind::NidBadChar => "the NID may hold only ASCII letters, digits and \"-\"",
             ErrorKind::NidLeadingHyphen => "the NID must start with a letter or digit",
             ErrorKind::NidTrailingHyphen => "the NID must end with a letter or digit (RFC 8141 §2)",
-            ErrorKind::NidReservedUrn => "the NID \"urn\" is reserved (RFC 2141 §2)",
+            ErrorKind::NidReservedUrn => "the NID \"urn\" is reserved (RFC 2141 §2.1)",
             ErrorKind::MissingNssColon => "the NID must be followed by \":\" and the NSS",
             ErrorKind::NssEmpty => "the namespace-specific string (NSS) is empty",
             ErrorKind::NssBadChar if rfc2141 => "character not allowed in the NSS (RFC 2141 §2.2)",
@@ -136,7 +137,9 @@ impl ErrorKind {
             ErrorKind::EmptyQComponent => "\"?=\" must be followed by a non-empty q-component",
             ErrorKind::ComponentBadChar => "character not allowed in an r-, q- or f-component",
             ErrorKind::NonAscii => "non-ASCII byte: URNs are ASCII (percent-encode it)",
-            ErrorKind::TooLong => "longer than the maximum URN length urnscan accepts",
+            ErrorKind::TooLong => {
+                "longer than 8192 bytes, the most urnscan accepts (a limit of its own: the RFCs set none)"
+            }
         }
     }
 }

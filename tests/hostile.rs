@@ -275,15 +275,18 @@ fn max_urn_len_is_the_exact_limit() {
 fn chain_of_overlapping_too_long_candidates() {
     // "urn:ab:" repeated: every candidate runs to the end of the file, so
     // each one more than MAX_URN_LEN bytes from the end is too long, and
-    // the first one within MAX_URN_LEN bytes of the end is a URN that hides
-    // the rest (matches never overlap). The trailing ":" is trimmed.
+    // covers the MAX_URN_LEN + 1 bytes it was judged on: the next candidate
+    // is the first "urn:" after them. The first candidate within
+    // MAX_URN_LEN bytes of the end is a URN that hides the rest (matches
+    // never overlap). The trailing ":" is trimmed.
     let dir = tempfile::tempdir().unwrap();
     let unit = b"urn:ab:";
     let copies = 15_000;
     let total = unit.len() * copies;
     let path = write(dir.path(), "chain.txt", &unit.repeat(copies));
-    let too_long = (total - MAX_URN_LEN).div_ceil(unit.len());
-    let first_valid = too_long * unit.len();
+    let step = (MAX_URN_LEN + 1).div_ceil(unit.len()) * unit.len();
+    let too_long = (total - MAX_URN_LEN).div_ceil(step);
+    let first_valid = too_long * step;
 
     let o = run(&["scan", arg(&path)]);
     let out = stdout(&o);

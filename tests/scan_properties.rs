@@ -1,8 +1,9 @@
 //! Property tests of the scanner against a plain reference.
 //!
 //! The reference below is the definition written as simply as possible: try
-//! every position, skip those inside the last URN, check the left boundary
-//! from its written rule, and apply the extraction rules. The fast paths
+//! every position, skip those inside the last URN (or the bytes a too-long
+//! candidate was judged on), check the left boundary from its written rule,
+//! and apply the extraction rules. The fast paths
 //! (SIMD candidate search, parallel chunks with boundary fix-ups, streaming
 //! blocks) must give exactly the same events for any text, chunk size,
 //! block size and thread count.
@@ -14,7 +15,7 @@ use urnscan::extract::extract;
 use urnscan::grammar::class::in_any_urn;
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::source::FailsOnce;
-use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner, ShardedTable};
+use urnscan::{parse, ErrorKind, Event, ExtractOptions, Grammar, Scanner, ShardedTable};
 
 fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
     let mut events = Vec::new();
@@ -37,7 +38,12 @@ fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
                 events.push(Event::Urn { offset: at, len: urn.len() });
                 resume = at + urn.len();
             }
-            Err(error) => events.push(Event::Rejected { offset: at, error }),
+            Err(error) => {
+                if error.kind() == ErrorKind::TooLong {
+                    resume = at + urnscan::MAX_URN_LEN + 1;
+                }
+                events.push(Event::Rejected { offset: at, error });
+            }
         }
     }
     events
@@ -204,6 +210,49 @@ proptest! {
         }).unwrap();
         prop_assert!(blocks > 1);
         prop_assert_eq!(streamed, whole);
+    }
+}
+
+/// Pieces of URN characters only, most of them starting or making `urn:`.
+const RUN_FRAGMENTS: &[&str] =
+    &["urn:", "URN:", "urn:ab:", "urn:x-y:", "ab", "x-", ":", "/", "%2c", ".", ",", "(", ")", "q"];
+
+/// Runs of URN characters longer than `MAX_URN_LEN`, full of candidates,
+/// now and then ended by a space or a line break, cut by an apostrophe
+/// (rule 2) or a `%` that starts no escape, or taken into a component (a
+/// second `#` ends a walk): the too-long candidates, whose bytes hide the
+/// candidates inside them, and where they end.
+fn run_text() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        1000 => prop::sample::select(RUN_FRAGMENTS),
+        1 => prop::sample::select(&["'", "%", " ", "\n", "?+", "?=", "#"][..]),
+    ];
+    prop::collection::vec(piece, 4000..14000).prop_map(|parts| parts.concat().into_bytes())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn long_runs_of_candidates_equal_the_reference_every_way(
+        hay in run_text(), opts in options(), chunk in prop_oneof![1usize..64, 64usize..20_000],
+        threads in 1usize..=4, block in 1usize..20_000, window in 1usize..20_000,
+    ) {
+        let expected = reference(&hay, opts);
+        let scanner = Scanner::new(opts).with_chunk_size(chunk);
+        prop_assert_eq!(&pool(threads).install(|| scanner.scan(&hay)), &expected);
+        let mut streamed = Vec::new();
+        scanner.scan_reader(&mut &hay[..], block, |_, base, events| {
+            streamed.extend(events.iter().map(|e| shift(e, base as usize)));
+            true
+        }).unwrap();
+        prop_assert_eq!(&streamed, &expected);
+        let mut windowed = Vec::new();
+        pool(threads).install(|| scanner.scan_windows(&hay, window, |events| {
+            windowed.extend_from_slice(events);
+            true
+        }));
+        prop_assert_eq!(&windowed, &expected);
     }
 }
 
@@ -394,14 +443,22 @@ fn long_urns_and_streams_across_many_blocks() {
     }
     hay.extend_from_slice(b"urn:ab:");
     hay.extend(std::iter::repeat_n(b'z', urnscan::MAX_URN_LEN + 10));
+    hay.extend_from_slice(b" ");
+    // 21,000 bytes of candidates: too long from 0 and from the first `urn:`
+    // after the bytes that one covers (8,197), then a URN from 16,394 on.
+    hay.extend_from_slice(&b"urn:ab:".repeat(3000));
     hay.extend_from_slice(b" urn:cd:tail.");
     let opts = ExtractOptions::default();
     let expected = reference(&hay, opts);
-    assert_eq!(expected.iter().filter(|e| matches!(e, Event::Urn { .. })).count(), 51);
-    assert!(matches!(
-        expected[50],
-        Event::Rejected { error, .. } if error.kind() == urnscan::ErrorKind::TooLong
-    ));
+    assert_eq!(expected.iter().filter(|e| matches!(e, Event::Urn { .. })).count(), 52);
+    let too_long: Vec<usize> = expected
+        .iter()
+        .filter(|e| matches!(e, Event::Rejected { error, .. } if error.kind() == ErrorKind::TooLong))
+        .map(Event::offset)
+        .collect();
+    let run = hay.len() - b" urn:cd:tail.".len() - 21_000;
+    assert_eq!(too_long[1..], [run, run + 8197]);
+    assert!(matches!(expected[50], Event::Rejected { error, .. } if error.kind() == ErrorKind::TooLong));
     for block in [1, 3, 4, 100, 4096, 1 << 20] {
         let scanner = Scanner::new(opts).with_chunk_size(97);
         let mut streamed = Vec::new();
