@@ -163,6 +163,21 @@ pub struct Scanner {
     chunk_size: usize,
 }
 
+/// [`Scanner::new`] with [`ExtractOptions::default`]: RFC 8141, trailing
+/// punctuation trimmed, as `urnscan scan` runs without options.
+///
+/// ```
+/// use urnscan::Scanner;
+///
+/// let urns = Scanner::default().urns(b"See urn:ietf:rfc:8141.");
+/// assert_eq!(urns[0].1.as_str(), "urn:ietf:rfc:8141");
+/// ```
+impl Default for Scanner {
+    fn default() -> Self {
+        Scanner::new(ExtractOptions::default())
+    }
+}
+
 impl Scanner {
     /// A scanner with the fastest search kernel of this CPU.
     pub fn new(opts: ExtractOptions) -> Scanner {

@@ -16,7 +16,7 @@ use crate::nid::{self, NidClass};
 /// Where the parts of a URN are, as byte offsets into its text. A URN is
 /// at most [`crate::MAX_URN_LEN`] bytes, so `u16` offsets suffice and keep
 /// the parser's snapshots small.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Parts {
     /// Index of the ":" that ends the NID (the NID is `4..nid_end`).
     pub nid_end: u16,
@@ -41,8 +41,22 @@ pub(crate) struct Parts {
 /// A valid URN, borrowed from the input it was parsed from.
 ///
 /// `Display` writes the input exactly as it was (no normalisation); use
-/// [`Urn::key`] for the RFC 8141 equivalence key.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// [`Urn::key`] for the RFC 8141 equivalence key. Likewise `==` and `Hash`
+/// compare the text and the grammar it was judged by, not equivalence:
+/// `urn:ISBN:1` and `urn:isbn:1` differ, their keys are equal. To collect
+/// URNs by equivalence, collect their keys.
+///
+/// ```
+/// use std::collections::HashSet;
+/// use urnscan::{parse, Grammar};
+///
+/// let (a, b) = (parse(b"urn:ISBN:1", Grammar::Rfc8141).unwrap(), parse(b"urn:isbn:1", Grammar::Rfc8141).unwrap());
+/// assert_ne!(a, b);
+/// assert_eq!(a.key(), b.key());
+/// assert_eq!(HashSet::from([a, b]).len(), 2);
+/// assert_eq!(HashSet::from([a.key(), b.key()]).len(), 1);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Urn<'a> {
     text: &'a [u8],
     grammar: Grammar,
@@ -192,8 +206,8 @@ impl<'a> Urn<'a> {
         key::write_key(self.assigned_name_bytes(), self.key_fixes(), out)
     }
 
-    /// The NID's class under RFC 8141 §5. This parses the embedded registry
-    /// on each call; to classify many URNs, hold a
+    /// The NID's class under RFC 8141 §5. This reads the embedded registry
+    /// on each call (about a microsecond); to classify many URNs, hold a
     /// [`NidClassifier`](crate::NidClassifier) and call its `classify`.
     pub fn nid_class(&self) -> NidClass {
         nid::classify(self.nid().as_bytes())

@@ -93,6 +93,16 @@ pub struct ShardedTable {
     shards: Vec<KeyTable>,
 }
 
+/// The size, not the keys (there may be millions).
+impl std::fmt::Debug for ShardedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedTable")
+            .field("len", &self.len())
+            .field("heap_bytes", &self.heap_bytes())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for ShardedTable {
     fn default() -> Self {
         ShardedTable { shards: (0..SHARDS).map(|_| KeyTable::new()).collect() }
@@ -492,6 +502,16 @@ mod tests {
 
     fn at(file: u32, offset: u64) -> Position {
         Position { file, offset }
+    }
+
+    #[test]
+    fn debug_shows_the_size_not_the_keys() {
+        let mut table = ShardedTable::new();
+        table.insert(b"urn:isbn:1", b"urn:ISBN:1", at(0, 0), 1);
+        table.insert(b"urn:isbn:1", b"urn:isbn:1", at(0, 20), 1);
+        let shown = format!("{table:?}");
+        assert!(shown.starts_with("ShardedTable { len: 1, heap_bytes: "), "{shown}");
+        assert!(!shown.contains("isbn"), "{shown}");
     }
 
     /// key, (count, first offset, first raw form)

@@ -59,6 +59,8 @@ use super::key_hash;
 use crate::platform::prefetch::prefetch;
 
 /// Distinct keys with counts and first occurrences.
+///
+/// `Debug` shows the size, not the keys (there may be millions).
 #[derive(Clone, Default)]
 pub struct KeyTable {
     arena: Arena,
@@ -293,6 +295,15 @@ pub struct Occurrence<'a> {
 /// per insert, near enough that the lines are still cached when used.
 const SLOT_AHEAD: usize = 16;
 const ENTRY_AHEAD: usize = 8;
+
+impl std::fmt::Debug for KeyTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyTable")
+            .field("len", &self.len)
+            .field("heap_bytes", &self.heap_bytes())
+            .finish_non_exhaustive()
+    }
+}
 
 impl KeyTable {
     /// An empty table.

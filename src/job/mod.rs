@@ -425,7 +425,7 @@ impl Texts {
 }
 
 /// The result of a run.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Outcome {
     /// Counts.
     pub totals: Totals,
