@@ -733,12 +733,20 @@ fn output_to_dev_full() {
     let dir = tempfile::tempdir().unwrap();
     let many = write(dir.path(), "many.txt", &b"urn:ab:c ".repeat(200_000));
     let one = write(dir.path(), "one.txt", b"urn:ab:c\n");
-    let cases: [&[&str]; 5] = [
+    // More distinct URNs than an output buffer holds: the unique lines fail
+    // while they are written, not at the last flush.
+    let distinct: String = (0..200_000).map(|i| format!("urn:ab:{i}\n")).collect();
+    let distinct = write(dir.path(), "distinct.txt", distinct.as_bytes());
+    let cases: [&[&str]; 9] = [
         &["scan", arg(&many)],
         &["scan", arg(&one)],
         &["scan", "--stats", arg(&one)],
         &["scan", "--unique", arg(&many)],
         &["scan", "--count", arg(&one)],
+        &["scan", "--unique", arg(&distinct)],
+        &["scan", "--unique", "--sort", "count", arg(&distinct)],
+        &["scan", "--unique", "--stats", "--format", "jsonl", arg(&distinct)],
+        &["dedup", arg(&distinct)],
     ];
     for args in cases {
         let o = urnscan().args(args).stdout(full.try_clone().unwrap()).output().unwrap();

@@ -115,11 +115,13 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let mut nids = None;
     if args.unique {
         let min_count = super::min_count(args.min_count, args.repeated);
-        nids = printer.unique(&mut outcome, args.stats, args.sort, min_count)?;
+        nids = printer
+            .unique(&mut outcome, args.stats, args.sort, min_count)
+            .context("cannot write to standard output")?;
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| NidStats::from_table(&outcome.table));
-        printer.stats(&outcome, &nids, filtered)?;
+        printer.stats(&outcome, &nids, filtered).context("cannot write to standard output")?;
     }
     printer.out.flush().context("cannot write to standard output")?;
     if !args.quiet {
