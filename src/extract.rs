@@ -15,10 +15,15 @@
 //!
 //! Rule 4 (matches never overlap) belongs to the caller, which resumes after
 //! the URN returned here. A candidate that yields nothing reports the error
-//! `check` gives for the longest attempt.
+//! `check` gives for the longest attempt, which ends where the candidate
+//! does: at an ASCII byte no URN holds (a space, a quote, `<`, a control
+//! character), as a line ends for `check`. So `urn:ab: x` has an empty NSS
+//! (not a space in its NSS) and `"urn:"` an empty NID; a non-ASCII byte
+//! ends nothing (`urn:ab:é` stays `non-ascii`).
 
 use crate::error::{ErrorKind, UrnError};
-use crate::grammar::{parse_prefix, Grammar, MAX_URN_LEN};
+use crate::grammar::class::in_any_urn;
+use crate::grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
 use crate::urn::Urn;
 
 /// How URNs are delimited in text.
@@ -53,11 +58,20 @@ pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, U
         },
         _ => window,
     };
-    let urn = parse_prefix(window, opts.grammar)?;
+    let urn = parse_prefix(window, opts.grammar).map_err(|e| judged_to_its_end(window, e, opts.grammar))?;
     if opts.trim {
         trim(window, urn, opts.grammar)
     } else {
         Ok(urn)
+    }
+}
+
+/// The error `check` gives for the candidate's text up to where it ends,
+/// when `error` is at an ASCII byte that no URN holds (see the module doc).
+fn judged_to_its_end(window: &[u8], error: UrnError, grammar: Grammar) -> UrnError {
+    match window.get(error.offset()) {
+        Some(&b) if b.is_ascii() && !in_any_urn(b) => parse(&window[..error.offset()], grammar).err().unwrap_or(error),
+        _ => error,
     }
 }
 
@@ -176,6 +190,28 @@ mod tests {
         let opts = ExtractOptions { grammar: Grammar::Rfc2141, trim: true };
         assert_eq!(first_with("urn:a:b~c", opts), Ok("urn:a:b".into()));
         assert_eq!(first_with("urn:a:b/c?d#e.", opts), Ok("urn:a:b/c?d#e".into()));
+    }
+
+    #[test]
+    fn a_rejected_candidate_ends_where_a_urn_would() {
+        let kind = |text: &str| first(text).unwrap_err();
+        assert_eq!(kind("urn:ab: x"), "nss-empty");
+        assert_eq!(kind("\"urn:ab:\""), "nss-empty");
+        assert_eq!(kind("<id>urn:ab:</id>"), "nss-empty");
+        assert_eq!(kind("urn:ab:\0\0"), "nss-empty");
+        assert_eq!(kind("urn:\nnext"), "nid-empty");
+        assert_eq!(kind("urn: x"), "nid-empty");
+        assert_eq!(kind("urn:isbn x"), "missing-nss-colon");
+        // Where two kinds fit, the one `check` gives for the text before the space.
+        for text in ["urn:a", "urn:ab-", "urn:-ab"] {
+            let checked = parse(text.as_bytes(), Grammar::Rfc8141).unwrap_err();
+            assert_eq!(kind(&format!("{text} x")), checked.kind().as_str(), "{text}");
+        }
+        // Bytes a URN may not hold there, but that do not end it in text.
+        assert_eq!(kind("urn:ab:\u{e9}t\u{e9}"), "non-ascii");
+        assert_eq!(kind("urn:a_b:c"), "nid-bad-char");
+        assert_eq!(kind("urn:ab:/x"), "nss-leading-slash");
+        assert_eq!(kind("urn:ab:%zz"), "bad-percent-encoding");
     }
 
     #[test]

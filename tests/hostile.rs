@@ -127,7 +127,7 @@ fn binary_file_with_nul_bytes() {
         data.extend_from_slice(urn.as_bytes());
         data.extend_from_slice(b"\0\xff\xfe\0");
     }
-    // A NUL right after urn:NID: is an NSS character it may not hold.
+    // A NUL right after urn:NID: ends the candidate: its NSS is empty.
     let bad = data.len();
     data.extend_from_slice(b"urn:ef:\0\0");
     let path = write(dir.path(), "blob.bin", &data);
@@ -138,7 +138,7 @@ fn binary_file_with_nul_bytes() {
 
     let o = run(&["scan", "--invalid", arg(&path)]);
     let out = stdout(&o);
-    assert!(out.starts_with(&format!("{}:{bad}:nss-bad-char\t", arg(&path))), "{out:?}");
+    assert!(out.starts_with(&format!("{}:{bad}:nss-empty\t", arg(&path))), "{out:?}");
     assert_eq!(out.lines().count(), 1, "{out:?}");
 
     assert_eq!(stdout(&run(&["scan", "--count", arg(&path)])), "3\n");
@@ -311,8 +311,9 @@ fn a_million_bare_prefixes() {
         let s = stats(&o);
         assert_eq!(s["candidates"].as_u64(), Some(n as u64));
         assert_eq!(s["valid"].as_u64(), Some(0));
-        // A space where the NID should be is a NID character it may not hold.
-        assert_eq!(s["invalid_kinds"], serde_json::json!({"nid-bad-char": n}));
+        // A space ends the candidate where its NID should start: an empty
+        // NID, as `urnscan check urn:` says.
+        assert_eq!(s["invalid_kinds"], serde_json::json!({"nid-empty": n}));
     }
     let o = run(&["scan", arg(&path)]);
     assert_eq!((o.status.code(), o.stdout.len()), (Some(1), 0));
