@@ -32,6 +32,7 @@
 //! that many from a stream), so the decision never depends on how the
 //! file was opened.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -186,6 +187,24 @@ impl Input {
         }
     }
 
+    /// Its path, whatever its bytes (stdin has none).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::Stdin => None,
+            Input::File(p) => Some(p),
+        }
+    }
+
+    /// Its name as bytes to print where any bytes may go (see
+    /// [`raw_path_bytes`]): on Unix its path's own bytes, elsewhere
+    /// [`Input::display`]; `-` for stdin.
+    pub fn name_bytes(&self) -> Cow<'_, [u8]> {
+        match self {
+            Input::Stdin => Cow::Borrowed(b"-"),
+            Input::File(p) => raw_path_bytes(p).map_or_else(|| Cow::Owned(self.display().into_bytes()), Cow::Borrowed),
+        }
+    }
+
     /// Its size on disk when it is a regular file (stdin, a pipe, a
     /// device or a path that cannot be read have none): what a progress
     /// display counts for it.
@@ -195,6 +214,21 @@ impl Input {
             Input::File(path) => std::fs::metadata(path).ok().filter(|meta| meta.is_file()).map(|meta| meta.len()),
         }
     }
+}
+
+/// A path's own bytes, where the platform has paths of bytes (Unix): what
+/// grep and ripgrep print, so that a printed path that is not UTF-8 still
+/// names its file (`scan -l -0 | xargs -0`). `None` elsewhere, where a
+/// path is printed as UTF-8 text ([`Path::to_string_lossy`]).
+#[cfg(unix)]
+pub fn raw_path_bytes(path: &Path) -> Option<&[u8]> {
+    Some(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+}
+
+/// A path's own bytes: none where paths are not bytes (see the Unix version).
+#[cfg(not(unix))]
+pub fn raw_path_bytes(_: &Path) -> Option<&[u8]> {
+    None
 }
 
 /// An input that could not be read, and why.

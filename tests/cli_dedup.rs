@@ -328,13 +328,65 @@ fn rejects_on_stderr_and_in_a_file() {
     );
     assert_eq!(stdout(&o), "urn:ok:1\n");
 
-    // The text is the last column, trimmed, tabs inside it kept: the first
-    // two tabs split a row.
-    let o = dedup(&["--rejects", &rejects], b"\turn:ab:x\ty \t\nurn:ab:x\n");
+    // The text is the last column, trimmed, with a tab, a carriage return
+    // and a backslash inside it escaped: a row splits into its three
+    // fields at every tab.
+    let o = dedup(&["--rejects", &rejects], b"\turn:ab:x\ty\\z\rw \t\nurn:ab:x\n");
     assert_eq!(stdout(&o), "urn:ab:x\n");
     let row = fs::read_to_string(&rejects).unwrap();
-    let fields: Vec<&str> = row.trim_end_matches('\n').splitn(3, '\t').collect();
-    assert_eq!(fields, ["1", "nss-bad-char", "urn:ab:x\ty"], "{row:?}");
+    let fields: Vec<&str> = row.trim_end_matches('\n').split('\t').collect();
+    assert_eq!(fields, ["1", "nss-bad-char", r"urn:ab:x\ty\\z\rw"], "{row:?}");
+}
+
+/// A field of the rejects file as its documented rule writes it: a tab, a
+/// line feed, a carriage return and a backslash as `\t`, `\n`, `\r`, `\\`.
+fn tsv_escaped(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &b in bytes {
+        match b {
+            b'\t' => out.extend_from_slice(br"\t"),
+            b'\n' => out.extend_from_slice(br"\n"),
+            b'\r' => out.extend_from_slice(br"\r"),
+            b'\\' => out.extend_from_slice(br"\\"),
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
+/// The path column is there whenever the inputs are not one file (as
+/// `scan` prints paths): a directory of one file has it too. Paths are
+/// escaped as the line is, and written as their own bytes, so that a row
+/// always has four fields and its path names the file.
+#[test]
+fn rejects_file_path_column_for_directories_and_escaped() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = TempDir::new("reject-paths");
+    let many = dir.0.join("many");
+    fs::create_dir(&many).unwrap();
+    let names: [&[u8]; 4] = [b"back\\slash", b"bad\xff.txt", b"n\nl.txt", b"t\tab"];
+    for name in names {
+        fs::write(many.join(std::ffi::OsStr::from_bytes(name)), b"urn:ok:1\nbad line\n").unwrap();
+    }
+    let rejects = dir.path("rejects.tsv");
+    let row = |path: &Path| [&tsv_escaped(path.as_os_str().as_bytes())[..], b"\t2\tnot-urn\tbad line\n"].concat();
+    let o = dedup(&["-q", "--rejects", &rejects, many.to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let want: Vec<u8> = names.iter().flat_map(|n| row(&many.join(std::ffi::OsStr::from_bytes(n)))).collect();
+    let got = fs::read(&rejects).unwrap();
+    assert_eq!(got, want, "{}", String::from_utf8_lossy(&got));
+
+    // One directory of one file: still a directory, still the path.
+    let one = dir.0.join("one");
+    fs::create_dir(&one).unwrap();
+    let only = dir.file("one/only.txt", b"bad line\n");
+    dedup(&["-q", "--rejects", &rejects, one.to_str().unwrap()], b"");
+    assert_eq!(fs::read_to_string(&rejects).unwrap(), format!("{only}\t1\tnot-urn\tbad line\n"));
+    // That file alone, or stdin: no path column.
+    dedup(&["-q", "--rejects", &rejects, &only], b"");
+    assert_eq!(fs::read_to_string(&rejects).unwrap(), "1\tnot-urn\tbad line\n");
+    dedup(&["-q", "--rejects", &rejects], b"bad line\n");
+    assert_eq!(fs::read_to_string(&rejects).unwrap(), "1\tnot-urn\tbad line\n");
 }
 
 #[test]

@@ -23,6 +23,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -644,24 +645,48 @@ fn path_that_is_not_utf8() {
     let dir = tempfile::tempdir().unwrap();
     let name = std::ffi::OsStr::from_bytes(b"caf\xff.txt");
     let odd = dir.path().join(name);
-    if fs::write(&odd, b"urn:ab:odd\n").is_err() {
+    if fs::write(&odd, b"urn:ab:odd urn:\n").is_err() {
         eprintln!("skipped: this file system refuses non-UTF-8 names");
         return;
     }
     let ok = write(dir.path(), "ok.txt", b"urn:ab:ok\n");
+    let raw = odd.as_os_str().as_bytes();
     let shown = format!("{}/caf\u{fffd}.txt", arg(dir.path()));
+    let bytes = |args: &[&OsStr]| {
+        let o = urnscan().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        o.stdout
+    };
+    let (scan, odd, ok) = (OsStr::new("scan"), odd.as_os_str(), ok.as_os_str());
+    let joined = |parts: &[&[u8]]| parts.concat();
 
-    let o = urnscan().arg("scan").arg(&odd).arg(&ok).output().unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), format!("{shown}:0:urn:ab:odd\n{}:0:urn:ab:ok\n", arg(&ok)));
+    // Text prints the path's own bytes, as grep and ripgrep do: what is
+    // printed names the file. Records made by the scanning threads, and
+    // one by one (-m, -n).
+    let ok_bytes = ok.as_bytes();
+    let records = joined(&[raw, b":0:urn:ab:odd\n", ok_bytes, b":0:urn:ab:ok\n"]);
+    assert_eq!(bytes(&[scan, odd, ok]), records);
+    assert_eq!(bytes(&[scan, OsStr::new("-m5"), odd, ok]), records);
+    let numbered = joined(&[raw, b":1:0:urn:ab:odd\n", ok_bytes, b":1:0:urn:ab:ok\n"]);
+    assert_eq!(bytes(&[scan, OsStr::new("-n"), odd, ok]), numbered);
+    assert_eq!(bytes(&[scan, OsStr::new("-H"), odd]), joined(&[raw, b":0:urn:ab:odd\n"]));
+    assert_eq!(bytes(&[scan, OsStr::new("-c"), odd, ok]), joined(&[raw, b":1\n", ok_bytes, b":1\n"]));
+    let invalid = bytes(&[scan, OsStr::new("--invalid"), odd]);
+    assert!(invalid.starts_with(&joined(&[raw, b":11:"])), "{}", String::from_utf8_lossy(&invalid));
+    assert_eq!(bytes(&[scan, OsStr::new("-l"), odd, ok]), joined(&[raw, b"\n", ok_bytes, b"\n"]));
+    // -l -0, for xargs -0: each NUL-ended path opens its file.
+    let listed = bytes(&[scan, OsStr::new("-l0"), dir.path().as_os_str()]);
+    let files: Vec<&[u8]> = listed.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
+    assert_eq!(files, [raw, ok_bytes]);
+    assert!(files.iter().all(|p| Path::new(OsStr::from_bytes(p)).is_file()));
 
-    // Found by the walk (sorted by name: "caf\xff" < "ok"), and as JSON.
+    // JSON must be UTF-8: the path is shown lossily there, as documented.
     let o = run(&["scan", "--format", "jsonl", arg(dir.path())]);
     let paths: Vec<String> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["path"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(paths, [shown, arg(&ok).to_owned()]);
+    assert_eq!(paths, [shown, arg(Path::new(ok)).to_owned()]);
 }
 
 // ---------------------------------------------------------------- output

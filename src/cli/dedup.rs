@@ -30,7 +30,8 @@ use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
 use super::output::{
-    entry_csv, entry_json, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands, write_u64,
+    entry_csv, entry_json, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands,
+    write_tsv_field, write_u64,
 };
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, nid_filter, DedupArgs, Ui};
@@ -77,7 +78,8 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     // --quiet keeps stderr quiet unless progress is asked for by name.
     let flag = args.progress.flag().or(args.quiet.then_some(false));
     let progress = Progress::for_run(flag, || progress::total_size(&inputs));
-    let mut reporter = Reporter::new(args, &names, &progress, ui.err)?;
+    let columns = (!super::single_input(&files)).then(|| path_columns(&inputs));
+    let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
     let mut dedup = LineDedup::new(DedupOptions {
@@ -238,11 +240,26 @@ fn settled<T>(fed: Result<T, FeedError>) -> Result<io::Result<()>> {
     }
 }
 
+/// Each input's path as the rejects file's path column holds it: its own
+/// bytes (see [`Input::name_bytes`]), escaped ([`write_tsv_field`]).
+/// Made once per input: a file may have millions of rejected lines.
+fn path_columns(inputs: &[Result<Input, InputError>]) -> Vec<Vec<u8>> {
+    let column = |name: &[u8]| {
+        let mut out = Vec::with_capacity(name.len() + 1);
+        // Writing to a Vec cannot fail.
+        let _ = write_tsv_field(&mut out, name);
+        out.push(b'\t');
+        out
+    };
+    inputs.iter().map(|r| r.as_ref().map_or_else(|e| column(e.path.as_bytes()), |i| column(&i.name_bytes()))).collect()
+}
+
 /// Where rejected lines and input errors go.
 struct Reporter<'a> {
     names: &'a [String],
-    /// The path column of the rejects file is written when there are several inputs.
-    several: bool,
+    /// Per input, the rejects file's path column and its tab; `None` when
+    /// the file has no path column (one input file, or stdin).
+    columns: Option<Vec<Vec<u8>>>,
     rejects: Option<(PathBuf, BufWriter<File>)>,
     err: WholeLines<'a, anstream::AutoStream<io::Stderr>>,
     palette: Palette,
@@ -250,7 +267,13 @@ struct Reporter<'a> {
 }
 
 impl<'a> Reporter<'a> {
-    fn new(args: &DedupArgs, names: &'a [String], progress: &'a Progress, palette: Palette) -> Result<Reporter<'a>> {
+    fn new(
+        args: &DedupArgs,
+        names: &'a [String],
+        columns: Option<Vec<Vec<u8>>>,
+        progress: &'a Progress,
+        palette: Palette,
+    ) -> Result<Reporter<'a>> {
         let rejects = match &args.rejects {
             Some(path) => {
                 let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
@@ -259,7 +282,7 @@ impl<'a> Reporter<'a> {
             None => None,
         };
         let err = WholeLines::new(color::stream(io::stderr(), palette), progress);
-        Ok(Reporter { names, several: names.len() > 1, rejects, err, palette, quiet: args.quiet })
+        Ok(Reporter { names, columns, rejects, err, palette, quiet: args.quiet })
     }
 
     fn reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
@@ -267,11 +290,11 @@ impl<'a> Reporter<'a> {
         let kind = r.error.kind().as_str();
         match &mut self.rejects {
             Some((_, w)) => {
-                if self.several {
-                    write!(w, "{name}\t")?;
+                if let Some(column) = self.columns.as_ref().and_then(|c| c.get(r.file as usize)) {
+                    w.write_all(column)?;
                 }
                 write!(w, "{}\t{kind}\t", r.line)?;
-                w.write_all(r.text)?;
+                write_tsv_field(w, r.text)?;
                 w.write_all(b"\n")
             }
             None if self.quiet => Ok(()),

@@ -242,6 +242,10 @@ Examples:
   zcat dump.gz | urnscan scan --format jsonl  a stdin-to-stdout filter
   tail -f app.log | urnscan scan -IN        each URN as its line is written (pipes are read live)
   find d -print0 | urnscan scan -u --files-from -  the files find lists, in one run
+  urnscan scan -l -0 dump/ | xargs -0 ls -l  the files that hold a URN, whatever bytes their names hold
+
+Text output prints paths as their bytes are (on Unix, as grep does), so a printed path names its
+file; jsonl, json and csv must be UTF-8 and show a byte that is not UTF-8 as U+FFFD there.
 
 Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read (with -q: 0 once one is found).";
 
@@ -252,6 +256,17 @@ fn max_count_arg(text: &str) -> Result<u64, String> {
         Ok(0) => Err("0 would read nothing: give 1 or more".to_owned()),
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Paths are printed (scan's `path:` prefix, dedup's rejects column)
+/// unless there is only one input file (or stdin): a directory may hold
+/// any number of files, so one directory counts as many, as in grep -r.
+fn single_input(paths: &[PathBuf]) -> bool {
+    match paths {
+        [] => true,
+        [one] => one.as_os_str() == "-" || !one.is_dir(),
+        _ => false,
     }
 }
 
@@ -336,7 +351,8 @@ pub struct ScanArgs {
     #[arg(short = 'n', long, conflicts_with_all = ["unique", "stats", "count", "files_with_urns"])]
     line_number: bool,
     /// End each printed path with a NUL byte instead of `:` or a newline
-    /// (text; for `xargs -0` and paths with any bytes), as `grep -Z`.
+    /// (text, which prints each path's own bytes; for `xargs -0` and paths with any bytes), as
+    /// `grep -Z`.
     #[arg(short = '0', long, conflicts_with_all = ["unique", "stats"])]
     null: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
@@ -557,8 +573,10 @@ Examples:
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped,
 and so is a UTF-8 byte-order mark before an input's first line (as Notepad writes it).
 Invalid lines go to stderr as FILE:LINE: kind: message (FILE is - for stdin), or with --rejects to a
-TSV file ([path<TAB>]line<TAB>kind<TAB>text, the path when there are several inputs; the text is the
-trimmed line and may hold tabs itself); then a summary of the counts. --quiet hides both on stderr
+TSV file ([path<TAB>]line<TAB>kind<TAB>text: the path column unless the input is one file or stdin,
+so a directory, even of one file, has it; the text is the trimmed line; in the path (its own bytes)
+and the text, a tab, line feed, carriage return and backslash are written \\t, \\n, \\r and \\\\, so a
+row splits at every tab); then a summary of the counts. --quiet hides both on stderr
 but never skips the --rejects file. To find URNs inside running text (logs, XML, JSON), use
 `urnscan scan --unique`: dedup judges each line whole.
 
@@ -602,7 +620,8 @@ pub struct DedupArgs {
     /// Output format; jsonl and csv give key, urn, count, nid, path and line of the first occurrence.
     #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
     format: dedup::DedupFormat,
-    /// Write invalid lines to FILE (TSV: [path], line, kind, text) instead of stderr.
+    /// Write invalid lines to FILE (TSV: [path], line, kind, text; tabs, line ends and backslashes
+    /// escaped) instead of stderr.
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
     /// No reject messages, no summary and no default progress bar on stderr (a --rejects file is still

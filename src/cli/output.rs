@@ -1,4 +1,4 @@
-//! Output helpers shared by the subcommands: JSON strings, CSV fields, the
+//! Output helpers shared by the subcommands: JSON strings, CSV and TSV fields, the
 //! records of distinct URNs (`scan --unique`, `dedup`), the per-NID table
 //! (`scan --stats`, `dedup --stats`), numbers and error classification. A
 //! new output format starts here.
@@ -114,6 +114,31 @@ pub fn csv_appended(out: &mut Vec<u8>, check: bool, write: impl FnOnce(&mut Vec<
 
 fn needs_csv_quotes(field: &[u8]) -> bool {
     any_byte(field, 0, b",\"\n\r", false)
+}
+
+/// Writes one field of a tab-separated file (`dedup --rejects`) with a
+/// tab, a line feed, a carriage return and a backslash as `\t`, `\n`, `\r`
+/// and `\\` (the "linear TSV" convention): a row then always splits into
+/// the same fields at its tabs, whatever a path or a line holds, and the
+/// field's own bytes come back by undoing the four escapes. Other bytes,
+/// UTF-8 or not, are written as they are. Almost no field holds one of the
+/// four, so most are written without a look at each byte.
+pub fn write_tsv_field(out: &mut impl Write, field: &[u8]) -> io::Result<()> {
+    if !any_byte(field, 0, b"\t\n\r\\", false) {
+        return out.write_all(field);
+    }
+    let mut rest = field;
+    while let Some(at) = rest.iter().position(|b| b"\t\n\r\\".contains(b)) {
+        out.write_all(&rest[..at])?;
+        out.write_all(match rest[at] {
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            _ => b"\\\\",
+        })?;
+        rest = &rest[at + 1..];
+    }
+    out.write_all(rest)
 }
 
 /// Whether any byte of `s` is below `below` (at most 128), in `set` or,
@@ -470,6 +495,22 @@ mod tests {
             prop_assert_eq!(csv_appended(&mut out, true, |o| o.extend_from_slice(&field)).unwrap(), !special);
             prop_assert_eq!(&out[2..], &want[..]);
         }
+    }
+
+    /// Each of the four bytes becomes its two-character escape; every
+    /// other byte (a non-UTF-8 one too) stays as it is.
+    #[test]
+    fn tsv_fields_escape_tab_newline_return_and_backslash() {
+        let field = |bytes: &[u8]| {
+            let mut out = Vec::new();
+            write_tsv_field(&mut out, bytes).unwrap();
+            out
+        };
+        assert_eq!(field(b"urn:ab:c"), b"urn:ab:c");
+        assert_eq!(field(b"a\tb\nc\rd\\e"), br"a\tb\nc\rd\\e");
+        assert_eq!(field(b"\t\t"), br"\t\t");
+        assert_eq!(field(b"dir/bad\xff\xfe name,\"q\""), b"dir/bad\xff\xfe name,\"q\"");
+        assert_eq!(field(b""), b"");
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -85,12 +84,12 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
         records: Records {
             format: args.format,
-            with_path: args.with_filename || (!args.no_filename && !single_input(&paths)),
+            with_path: args.with_filename || (!args.no_filename && !super::single_input(&paths)),
             no_path: args.no_filename,
             with_offset: !args.no_offset,
             with_line: args.line_number,
             path_end: if args.null { b'\0' } else { b':' },
-            many_inputs: !single_input(&paths),
+            many_inputs: !super::single_input(&paths),
             ns_rules: args.ns_rules,
             mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
             quiet: args.unique || args.stats || per_input != PerInput::Nothing,
@@ -153,15 +152,6 @@ fn exit_code(totals: &Totals, found: u64) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-/// Paths are printed unless there is only one input file (or stdin).
-fn single_input(paths: &[PathBuf]) -> bool {
-    match paths {
-        [] => true,
-        [one] => one.as_os_str() == "-" || !one.is_dir(),
-        _ => false,
     }
 }
 
@@ -231,7 +221,7 @@ struct Printer<'p, W: Write> {
 
 impl<W: Write> Printer<'_, W> {
     /// `path:` before a text record, if the run shows paths (see [`Records::path_prefix`]).
-    fn path_prefix(&mut self, path: &str) -> io::Result<()> {
+    fn path_prefix(&mut self, path: &[u8]) -> io::Result<()> {
         self.records.path_prefix(&mut self.out, path)
     }
 
@@ -307,7 +297,7 @@ impl<W: Write> Printer<'_, W> {
         self.header("path,count")?;
         match self.records.format {
             Format::Text => {
-                self.path_prefix(file.name)?;
+                self.path_prefix(file.name_bytes())?;
                 write_u64(&mut self.out, n)?;
                 self.out.write_all(b"\n")
             }
@@ -328,7 +318,7 @@ impl<W: Write> Printer<'_, W> {
         self.header("path")?;
         match self.records.format {
             Format::Text => {
-                self.out.write_all(file.name.as_bytes())?;
+                self.out.write_all(file.name_bytes())?;
                 self.out.write_all(if self.records.path_end == 0 { b"\0" } else { b"\n" })
             }
             Format::Jsonl | Format::Json => {
@@ -408,9 +398,9 @@ impl Records {
 
     /// `path:` (`path` and NUL with `-0`) before a text record, if the run
     /// shows paths: with `-H`, or with more than one input and no `-I`.
-    fn path_prefix(&self, out: &mut impl Write, path: &str) -> io::Result<()> {
+    fn path_prefix(&self, out: &mut impl Write, path: &[u8]) -> io::Result<()> {
         if self.with_path {
-            out.write_all(path.as_bytes())?;
+            out.write_all(path)?;
             out.write_all(&[self.path_end])?;
         }
         Ok(())
@@ -446,7 +436,7 @@ impl Records {
     fn urn(&self, out: &mut Vec<u8>, file: FileRef<'_>, at: Location, urn: &Urn<'_>) -> io::Result<()> {
         match self.format {
             Format::Text => {
-                self.path_prefix(out, file.name)?;
+                self.path_prefix(out, file.name_bytes())?;
                 self.location_prefix(out, at)?;
                 out.extend_from_slice(urn.as_bytes());
                 out.push(b'\n');
@@ -507,7 +497,7 @@ impl Records {
                 // The path even of a single input (as this record always
                 // had it before -H and -I), unless -I.
                 if !self.no_path {
-                    out.write_all(file.name.as_bytes())?;
+                    out.write_all(file.name_bytes())?;
                     out.write_all(&[self.path_end])?;
                 }
                 self.location_prefix(out, at)?;
@@ -758,7 +748,7 @@ mod tests {
             let urn = urnscan::parse(urn.as_bytes(), grammar);
             prop_assume!(urn.is_ok());
             let urn = urn.unwrap();
-            let file = FileRef { index: 0, name: &path };
+            let file = FileRef { index: 0, name: &path, path: None };
             let records = |format| Records {
                 format,
                 with_path: true,

@@ -63,7 +63,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -272,8 +272,23 @@ pub enum Misread {
 pub struct FileRef<'a> {
     /// Position in input order.
     pub index: u32,
-    /// The path as given or found (`-` for stdin).
+    /// The path as given or found (`-` for stdin), as UTF-8 text: a byte
+    /// that is not UTF-8 is U+FFFD here, which names no file. For output
+    /// that must be text (JSON, CSV) and for messages.
     pub name: &'a str,
+    /// The path itself, whatever its bytes (`None` for stdin).
+    pub path: Option<&'a Path>,
+}
+
+impl<'a> FileRef<'a> {
+    /// The input's name as bytes to print where any bytes may go (text
+    /// records, `-l -0` for `xargs -0`), as grep and ripgrep print paths:
+    /// on Unix the path's own bytes, so that what is printed names the
+    /// file; elsewhere, and for stdin, [`FileRef::name`]. No copy: output
+    /// prints it once per record.
+    pub fn name_bytes(&self) -> &'a [u8] {
+        self.path.and_then(source::raw_path_bytes).unwrap_or(self.name.as_bytes())
+    }
 }
 
 /// Where an event is in its input.
@@ -431,8 +446,13 @@ pub struct Outcome {
     pub totals: Totals,
     /// Distinct keys (empty unless [`JobOptions::keys`]).
     pub table: ShardedTable,
-    /// Input names by index ([`Position::file`](crate::Position::file)), `-` for stdin.
+    /// Input names by index ([`Position::file`](crate::Position::file)), `-` for stdin
+    /// (as [`FileRef::name`]: UTF-8, lossy).
     pub inputs: Vec<String>,
+    /// Input paths by index, whatever their bytes (as [`FileRef::path`]):
+    /// `None` for stdin and for a path that could not be listed (not
+    /// found, or a walk error: its [`InputError`] names it).
+    pub paths: Vec<Option<PathBuf>>,
 }
 
 /// Runs over `paths` (none or `-` is stdin), feeding `sink` in input order.
@@ -501,7 +521,7 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
     for (b, batch) in inputs.chunks(batch_len).enumerate() {
         let base = b * batch_len;
         let target = |i: usize| Target {
-            file: FileRef { index: (base + i) as u32, name: &names[base + i] },
+            file: FileRef { index: (base + i) as u32, name: &names[base + i], path: input_path(&batch[i]) },
             formatter: formatter.as_deref(),
             texts: &texts,
             progress: opts.progress.as_deref(),
@@ -513,7 +533,13 @@ pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Res
         }
         consumer.absorb_pending();
     }
-    Ok(Outcome { inputs: names, ..consumer.outcome })
+    let paths = inputs.iter().map(|input| input_path(input).map(Path::to_path_buf)).collect();
+    Ok(Outcome { inputs: names, paths, ..consumer.outcome })
+}
+
+/// The path of an input that has one (see [`FileRef::path`]).
+fn input_path(input: &Result<Input, InputError>) -> Option<&Path> {
+    input.as_ref().ok().and_then(Input::path)
 }
 
 enum Processed {
@@ -765,7 +791,7 @@ impl Consumer<'_> {
     fn consume(&mut self, index: u32, input: &Result<Input, InputError>, result: Processed) -> io::Result<()> {
         let (scanner, opts) = (self.scanner, self.opts);
         let name = input.as_ref().map(Input::display).unwrap_or_default();
-        let file = FileRef { index, name: &name };
+        let file = FileRef { index, name: &name, path: input_path(input) };
         let target = Target { file, formatter: self.formatter, texts: self.texts, progress: self.progress };
         match result {
             Processed::Failed(error) => {

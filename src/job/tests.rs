@@ -174,6 +174,38 @@ fn each_input_is_done_in_order_with_its_own_counts() {
     }
 }
 
+/// The sink and the outcome get each input's path itself beside its
+/// UTF-8 name: a name that is not UTF-8 is lossy text, its path's bytes
+/// are the file's (on Unix what text output prints); stdin has no path.
+#[cfg(unix)]
+#[test]
+fn inputs_keep_their_paths_whatever_their_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    struct Names(Vec<(String, Option<PathBuf>, Vec<u8>)>);
+    impl Sink for Names {
+        fn input_done(&mut self, file: FileRef<'_>, _: &Totals) -> io::Result<()> {
+            self.0.push((file.name.to_owned(), file.path.map(Path::to_path_buf), file.name_bytes().to_vec()));
+            Ok(())
+        }
+        fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+            Err(io::Error::other(error.to_string()))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xff.txt"));
+    if std::fs::write(&odd, "urn:ab:c\n").is_err() {
+        return;
+    }
+    let mut names = Names(Vec::new());
+    let outcome = run(std::slice::from_ref(&odd), &JobOptions::default(), &mut names).unwrap();
+    let lossy = odd.to_string_lossy().into_owned();
+    assert!(lossy.ends_with("caf\u{fffd}.txt"));
+    assert_eq!(names.0, [(lossy.clone(), Some(odd.clone()), odd.as_os_str().as_bytes().to_vec())]);
+    assert_eq!((outcome.inputs, outcome.paths), (vec![lossy], vec![Some(odd)]));
+    let stdin = FileRef { index: 0, name: "-", path: None };
+    assert_eq!(stdin.name_bytes(), b"-");
+}
+
 /// A file larger than a window, scanned at two threads (windows cut
 /// into finer chunks, see `window_scanner`), mapped and read: the text
 /// the sink's formatter made on the scanning threads holds the URNs
@@ -405,7 +437,7 @@ fn formatted_text_is_never_dropped_silently() {
 fn printed(scanner: &Scanner, hay: &[u8], events: &[Event], parts: &[Vec<Parts>]) -> Vec<(u64, String)> {
     let mut sink = Printed::default();
     let opts = JobOptions { extract: scanner.options(), ..JobOptions::default() };
-    let mut input = Emitting::new(FileRef { index: 0, name: "f" }, &opts, None, 0);
+    let mut input = Emitting::new(FileRef { index: 0, name: "f", path: None }, &opts, None, 0);
     emit(&opts, &mut input, hay, 0, events, Notes { parts, kept: &[] }, &mut sink).unwrap();
     sink.0
 }
@@ -508,7 +540,7 @@ proptest! {
             run(&paths, &opts, &mut formatted).unwrap();
             let scanner = Scanner::new(opts.extract).with_chunk_size(chunk);
             let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
-            let target = Target { file: FileRef { index: 0, name: "-" }, formatter: None, texts: &Texts::default(), progress: None };
+            let target = Target { file: FileRef { index: 0, name: "-", path: None }, formatter: None, texts: &Texts::default(), progress: None };
             scan_stream(&scanner, &opts, target, reader, &mut streamed, &mut Outcome::default()).unwrap();
             // And streamed with the formatter: on the scanning threads.
             let mut streamed_formatted = Located::formatting();
@@ -556,7 +588,7 @@ proptest! {
             let reader = Box::new(io::Cursor::new(hay.clone().into_bytes()));
             let formatter = sink.formatter().filter(|_| opts.events && !opts.keys);
             let texts = Texts::default();
-            let file = FileRef { index: 0, name: "-" };
+            let file = FileRef { index: 0, name: "-", path: None };
             let target = Target { file, formatter: formatter.as_deref(), texts: &texts, progress: None };
             scan_stream(&scanner, opts, target, reader, sink, &mut outcome).unwrap();
             outcome
