@@ -454,6 +454,24 @@ fn unreadable_file_is_reported_and_the_rest_scanned() {
     assert!(err.contains(arg(&locked)) && err.contains("Permission denied"), "{err}");
 }
 
+/// Totals short of what was asked for say why: an input that could not be
+/// read is counted (as `dedup --stats` counts it), beside its message.
+#[test]
+fn unreadable_inputs_are_counted_in_the_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write(dir.path(), "ok.txt", b"urn:ab:open\n");
+    let missing = dir.path().join("missing.txt");
+    let o = run(&["scan", "--stats", "--format", "json", arg(&missing), arg(&ok)]);
+    assert_eq!(o.status.code(), Some(2));
+    let s = stats(&o);
+    assert_eq!((s["files"].as_u64(), s["unreadable_files"].as_u64(), s["valid"].as_u64()), (Some(1), Some(1), Some(1)));
+    let o = run(&["scan", "--stats", arg(&missing), arg(&ok)]);
+    assert!(stdout(&o).lines().any(|l| l.split_whitespace().eq(["unreadable", "1"])), "{}", stdout(&o));
+    let o = run(&["scan", "--stats", arg(&ok)]);
+    assert!(!stdout(&o).contains("unreadable"), "shown only when there are some: {}", stdout(&o));
+    assert_eq!(stats(&run(&["scan", "--stats", "--format", "json", arg(&ok)]))["unreadable_files"], 0);
+}
+
 /// A socket cannot be opened for reading by anyone, root included.
 #[test]
 fn socket_given_as_path_is_reported() {

@@ -674,11 +674,15 @@ fn write_stats_text(
 ) -> io::Result<()> {
     nid_table_text(out, nids, palette)?;
     writeln!(out)?;
-    let rows: [(&str, u64); 9] = [
+    let rows: [(&str, u64); 10] = [
         ("files", t.files),
         ("binary", t.binary),
         // Archives read without -z: shown when there are any.
         ("compressed", t.compressed),
+        // Inputs that could not be read: shown when there are any, as
+        // `dedup --stats` shows them, so that totals short of what was
+        // asked for say why (each one also has its message on stderr).
+        ("unreadable", t.errors),
         ("bytes", t.bytes),
         ("candidates", t.candidates),
         ("valid", t.valid),
@@ -689,7 +693,7 @@ fn write_stats_text(
     ];
     let shown = |&(name, value): &(&str, u64)| match name {
         "excluded" => filtered,
-        "compressed" => value > 0,
+        "compressed" | "unreadable" => value > 0,
         _ => true,
     };
     for (name, value) in rows.into_iter().filter(shown) {
@@ -715,8 +719,8 @@ fn write_stats_json(
 ) -> io::Result<()> {
     write!(
         out,
-        "{{\"files\":{},\"binary_files\":{},\"compressed_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},",
-        t.files, t.binary, t.compressed, t.bytes, t.candidates, t.valid
+        "{{\"files\":{},\"binary_files\":{},\"compressed_files\":{},\"unreadable_files\":{},\"bytes\":{},\"candidates\":{},\"valid\":{},",
+        t.files, t.binary, t.compressed, t.errors, t.bytes, t.candidates, t.valid
     )?;
     if filtered {
         write!(out, "\"excluded\":{},", t.excluded)?;
