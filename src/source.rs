@@ -11,13 +11,16 @@
 //! changes results: small files are read into memory, large ones are
 //! memory-mapped ([`crate::platform::mmap`]), and anything that cannot be
 //! mapped (pipes, character devices, a failed mapping, or
-//! `MmapPolicy::Never`) is streamed in blocks. Stdin counts as the file it
-//! is redirected from (`urnscan scan < FILE`), when it is one: streamed,
-//! 1 GiB of text took `scan -c` 243 ms, mapped 62, as the file by name
-//! (2026-11-28, 2-vCPU KVM guest, `benches/ab.sh`, 5 rounds). Pipes,
-//! FIFOs, terminals and devices, given by path or as stdin, come as
-//! [`Contents::Pipe`]: a stream that a caller printing as it goes reads
-//! [live](Live) (`urnscan scan <(tail -f log)`), and others as any stream.
+//! `MmapPolicy::Never`) is streamed in blocks. A regular file of size 0
+//! is read, never mapped, whatever the policy: files in /proc report that
+//! size and have content, which a mapping of 0 bytes would lose. Stdin
+//! counts as the file it is redirected from (`urnscan scan < FILE`), when
+//! it is one: streamed, 1 GiB of text took `scan -c` 243 ms, mapped 62,
+//! as the file by name (2026-11-28, 2-vCPU KVM guest, `benches/ab.sh`,
+//! 5 rounds). Pipes, FIFOs, terminals and devices, given by path or as
+//! stdin, come as [`Contents::Pipe`]: a stream that a caller printing as
+//! it goes reads [live](Live) (`urnscan scan <(tail -f log)`), and others
+//! as any stream.
 //!
 //! With [`OpenOptions::decompress`], an input that starts with a gzip or
 //! zstd magic is opened as a stream of its decoded bytes
@@ -848,13 +851,16 @@ pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
     Ok(Contents::Stream(Box::new(file)))
 }
 
-/// Whether `policy` maps a regular file of `len` bytes.
+/// Whether `policy` maps a regular file of `len` bytes. A size of 0 is
+/// never mapped: files in /proc and /sys report 0 and still have content,
+/// which only reading gives, and a truly empty file costs nothing to read.
 fn maps(policy: MmapPolicy, len: u64) -> bool {
-    match policy {
-        MmapPolicy::Always => true,
-        MmapPolicy::Auto => len >= AUTO_MMAP_THRESHOLD,
-        MmapPolicy::Never => false,
-    }
+    len > 0
+        && match policy {
+            MmapPolicy::Always => true,
+            MmapPolicy::Auto => len >= AUTO_MMAP_THRESHOLD,
+            MmapPolicy::Never => false,
+        }
 }
 
 /// Stdin, mapped when it is redirected from a regular file that `policy`

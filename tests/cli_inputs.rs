@@ -546,6 +546,30 @@ fn stdin_redirected_from_a_file_reads_from_its_offset_to_its_end() {
     }
 }
 
+/// A file whose reported size is 0 but that has content (/proc's) is
+/// read whatever the mapping policy: how a file is read never changes
+/// what is found. `/proc/self/environ` is the running urnscan's own
+/// environment, in which the test plants a URN; where /proc is absent
+/// the test has nothing to check.
+#[test]
+fn a_size_0_file_with_content_is_read_under_every_mmap_policy() {
+    let environ = Path::new("/proc/self/environ");
+    if !fs::metadata(environ).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        eprintln!("skipped: no /proc/self/environ of size 0 here");
+        return;
+    }
+    for mmap in ["always", "auto", "never"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+            .args(["scan", "-u", "--mmap", mmap, "/proc/self/environ"])
+            .env_clear()
+            .env("URNSCAN_TEST_PLANT", "urn:ab:planted")
+            .output()
+            .expect("run urnscan");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!((o.status.code(), out.as_ref()), (Some(0), "1\turn:ab:planted\n"), "--mmap {mmap}");
+    }
+}
+
 #[test]
 fn files_from_lists_paths_by_line_or_by_nul() {
     // Three files, one in a directory and one whose name holds a line

@@ -98,7 +98,9 @@ impl Mapping {
     ///
     /// Fails when the file cannot be mapped, when 256 mappings are already
     /// live, or on targets other than Linux; callers should then read the
-    /// file instead.
+    /// file instead. A file of size 0 maps to no bytes, even a /proc file
+    /// that has content when read: callers read such a file instead
+    /// ([`crate::source`] never maps one).
     pub fn map(file: &File) -> io::Result<Mapping> {
         Ok(Mapping { inner: imp::Inner::map(file)? })
     }
