@@ -615,14 +615,39 @@ fn files_from_lists_paths_by_line_or_by_nul() {
     assert_eq!(run.code, Some(2));
     assert_eq!(run.err.matches("No such file").count(), 1, "{}", run.err);
     assert!(run.out.contains("b.txt:1\n"), "{}", run.out);
-    // Nothing to read at all, or stdin both the list and an input: errors
-    // before anything is read.
-    let empty = urnscan_in(&["scan", "--files-from", "-"], b"");
-    assert_eq!(empty.code, Some(2));
-    assert!(empty.err.contains("lists no path"), "{}", empty.err);
+    // Stdin both the list and an input: an error before anything is read.
     let both = urnscan_in(&["dedup", "--files-from", "-", "-"], a.as_bytes());
     assert_eq!(both.code, Some(2));
     assert!(both.err.contains("stdin cannot be an input too"), "{}", both.err);
+}
+
+/// An empty `--files-from` list (`find -newer last-run` when nothing
+/// changed) with no path given is a run over no input, not an error and
+/// not a read of stdin: `scan` finds nothing (status 1, zero totals),
+/// `dedup` is done with an empty result (status 0), as README's exit
+/// status table has them.
+#[test]
+fn an_empty_files_from_list_is_a_run_over_no_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = write(dir.path(), "empty", b"");
+    let on_stdin = b"urn:ab:1\n";
+    let quiet = |r: &Run| (r.code, r.out.clone(), r.err.clone());
+    // Listed on stdin, as the README's recipe pipes them.
+    let run = urnscan_in(&["scan", "--unique", "--files-from", "-"], b"");
+    assert_eq!(quiet(&run), (Some(1), String::new(), String::new()));
+    // Listed in a file: stdin, which holds a URN, is not read instead.
+    let run = urnscan_in(&["scan", "--files-from", &list], on_stdin);
+    assert_eq!(quiet(&run), (Some(1), String::new(), String::new()));
+    let run = urnscan_in(&["scan", "--stats", "--format", "json", "--files-from", &list], on_stdin);
+    assert_eq!(run.code, Some(1), "{}", run.err);
+    for zero in ["\"files\":0,", "\"bytes\":0,", "\"candidates\":0,", "\"unique\":0,"] {
+        assert!(run.out.contains(zero), "{zero} in {}", run.out);
+    }
+    let run = urnscan_in(&["dedup", "-q", "--files-from", &list], on_stdin);
+    assert_eq!(quiet(&run), (Some(0), String::new(), String::new()));
+    let run = urnscan_in(&["dedup", "--stats", "--format", "json", "--files-from", "-"], b"");
+    assert_eq!(run.code, Some(0), "{}", run.err);
+    assert!(run.out.contains("\"lines\":0,") && run.out.contains("\"distinct\":0,"), "{}", run.out);
 }
 
 /// Runs urnscan in `cwd`, with an empty stdin.

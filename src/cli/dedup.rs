@@ -69,16 +69,16 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     // Before --files-from, which may read stdin: a bad glob reads nothing.
     let walk = WalkOptions { globs: args.inputs.globs()?, ..WalkOptions::default() };
     let files = args.inputs.paths(&args.files)?;
-    if files.is_empty() && io::stdin().is_terminal() && !args.quiet {
+    if files.stdin_only() && io::stdin().is_terminal() && !args.quiet {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
     }
-    let inputs = source::expand(&files, &walk);
+    let inputs = files.expand(&walk);
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
     // --quiet keeps stderr quiet unless progress is asked for by name.
     let flag = args.progress.flag().or(args.quiet.then_some(false));
     let progress = Progress::for_run(flag, || progress::total_size(&inputs));
-    let columns = (!super::single_input(&files)).then(|| path_columns(&inputs));
+    let columns = (!super::single_input(&files.list)).then(|| path_columns(&inputs));
     let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();

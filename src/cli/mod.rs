@@ -415,16 +415,18 @@ pub struct InputArgs {
     encoding: EncodingArgs,
     /// Also read the paths listed in LIST (`-`: stdin), after those given: one per line (CR LF
     /// too), or NUL-separated when LIST holds a NUL byte (`find -print0`). One run, however many
-    /// paths, where `xargs` would split them over several runs, each with its own unique URNs.
+    /// paths, where `xargs` would split them over several runs, each with its own unique URNs. An
+    /// empty LIST adds no path: with none given either, the run reads nothing (not stdin) and finds
+    /// nothing, as when `find` matched no file.
     #[arg(long, value_name = "LIST")]
     files_from: Option<PathBuf>,
 }
 
 impl InputArgs {
     /// The paths `given` and those of `--files-from`, in that order.
-    fn paths(&self, given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    fn paths(&self, given: &[PathBuf]) -> anyhow::Result<Paths> {
         use anyhow::{bail, Context};
-        let Some(list) = &self.files_from else { return Ok(given.to_vec()) };
+        let Some(list) = &self.files_from else { return Ok(Paths { list: given.to_vec(), stdin_if_none: true }) };
         let from_stdin = list.as_os_str() == "-";
         if from_stdin && given.iter().any(|p| p.as_os_str() == "-") {
             bail!("--files-from - reads the paths from stdin, so stdin cannot be an input too");
@@ -436,12 +438,8 @@ impl InputArgs {
             std::fs::read(list)
         }
         .with_context(|| format!("cannot read --files-from {}", list.display()))?;
-        let listed = listed_paths(&bytes);
-        if listed.is_empty() && given.is_empty() {
-            // With no path at all the run would read stdin instead.
-            bail!("--files-from {} lists no path, and none was given", list.display());
-        }
-        Ok(given.iter().cloned().chain(listed).collect())
+        let list = given.iter().cloned().chain(listed_paths(&bytes)).collect();
+        Ok(Paths { list, stdin_if_none: false })
     }
 
     /// The --glob and --iglob filters, anchored at the working directory
@@ -460,6 +458,34 @@ impl InputArgs {
             BinaryArg::Scan => urnscan::source::BinaryPolicy::Scan,
             BinaryArg::Skip => urnscan::source::BinaryPolicy::Skip,
         }
+    }
+}
+
+/// What a run reads: the paths given, then those of `--files-from`.
+struct Paths {
+    list: Vec<PathBuf>,
+    /// Whether no path at all means stdin: not after a `--files-from`
+    /// list, where no path means that nothing matched (`find -newer` when
+    /// nothing changed), and stdin may have been the list itself.
+    stdin_if_none: bool,
+}
+
+impl Paths {
+    /// Whether the run reads stdin for want of any path.
+    fn stdin_only(&self) -> bool {
+        self.list.is_empty() && self.stdin_if_none
+    }
+
+    /// The inputs the paths name, in input order (none for an empty
+    /// `--files-from` list).
+    fn expand(
+        &self,
+        walk: &urnscan::source::WalkOptions,
+    ) -> Vec<Result<urnscan::source::Input, urnscan::source::InputError>> {
+        if self.list.is_empty() && !self.stdin_if_none {
+            return Vec::new();
+        }
+        urnscan::source::expand(&self.list, walk)
     }
 }
 

@@ -14,7 +14,7 @@ use urnscan::dedup::Entry;
 use urnscan::job::{self, FileRef, Formatter, JobOptions, Location, Misread, Outcome, Sink, Totals};
 use urnscan::nid::rules::apply_ns_rules;
 use urnscan::ordered::write_in_order;
-use urnscan::source::{self, InputError, MmapPolicy, WalkOptions};
+use urnscan::source::{InputError, MmapPolicy, WalkOptions};
 use urnscan::stats::{NidRuns, NidStats};
 use urnscan::{ExtractOptions, Urn, UrnError};
 
@@ -40,12 +40,12 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // Before --files-from, which may read stdin: a bad glob reads nothing.
     let globs = args.inputs.globs()?;
     let paths = args.inputs.paths(&args.paths)?;
-    if paths.is_empty() && io::stdin().is_terminal() {
+    if paths.stdin_only() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
     }
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow, globs };
-    // The total walks the directories once more, but only when a bar may be shown.
-    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&source::expand(&paths, &walk)));
+    let inputs = paths.expand(&walk);
+    let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&inputs));
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let per_input = match (args.count, args.files_with_urns, args.quiet) {
         (true, _, _) => PerInput::Count,
@@ -84,12 +84,12 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
         records: Records {
             format: args.format,
-            with_path: args.with_filename || (!args.no_filename && !super::single_input(&paths)),
+            with_path: args.with_filename || (!args.no_filename && !super::single_input(&paths.list)),
             no_path: args.no_filename,
             with_offset: !args.no_offset,
             with_line: args.line_number,
             path_end: if args.null { b'\0' } else { b':' },
-            many_inputs: !super::single_input(&paths),
+            many_inputs: !super::single_input(&paths.list),
             ns_rules: args.ns_rules,
             mode: if args.invalid { Mode::Invalid } else { Mode::Occurrences },
             quiet: args.unique || args.stats || per_input != PerInput::Nothing,
@@ -103,7 +103,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         progress: &progress,
         misreads: super::Misreads::default(),
     };
-    let mut outcome = match job::run(&paths, &opts, &mut printer) {
+    let mut outcome = match job::run_inputs(&inputs, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
         run => run.context("cannot write to standard output")?,
     };

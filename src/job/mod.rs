@@ -499,7 +499,13 @@ pub struct Outcome {
 /// # Ok::<(), io::Error>(())
 /// ```
 pub fn run(paths: &[PathBuf], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
-    let inputs = source::expand(paths, &opts.walk);
+    run_inputs(&source::expand(paths, &opts.walk), opts, sink)
+}
+
+/// As [`run`], over inputs already expanded ([`source::expand`]), which
+/// may be none: a caller whose list of paths came out empty (`find` found
+/// nothing) runs over no input where `run` would read stdin.
+pub fn run_inputs(inputs: &[Result<Input, InputError>], opts: &JobOptions, sink: &mut dyn Sink) -> io::Result<Outcome> {
     let scanner = Scanner::new(opts.extract).with_chunk_size(opts.chunk_size).with_finder(opts.finder);
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
