@@ -105,6 +105,18 @@ fn the_mark_or_the_option_decides() {
     assert!(r.out.contains(r#""binary_files":0"#) && r.out.contains(r#""valid":2"#), "{}", r.out);
 }
 
+/// The hint (a line of stderr) for `n` inputs, `names` as the hint shows
+/// them, that look like UTF-16 of byte `order` without a mark: it names
+/// the `-E` value (`flag`) that reads them as text.
+fn hint(n: &str, names: &str, order: &str, flag: &str) -> String {
+    let (look, was, them) = if n == "1" { ("looks", "was", "it") } else { ("look", "were", "them") };
+    let inputs = if n == "1" { "input" } else { "inputs" };
+    format!(
+        "hint: {n} {inputs} ({names}) {look} like {order} text without a byte-order mark and {was} not \
+         transcoded: add -E {flag} to read {them} as text\n"
+    )
+}
+
 /// UTF-16 without a mark is read as its bytes, in which `urn:` is not
 /// found: the run ends with a hint naming the files and the `-E` value,
 /// from a file, a directory, a pipe and `dedup` alike; not with `-E none`
@@ -115,14 +127,6 @@ fn utf16_without_a_mark_gets_a_hint() {
     let le = write(dir.path(), "le.csv", &utf16le(TEXT, false));
     let be_bytes: Vec<u8> = TEXT.encode_utf16().flat_map(u16::to_be_bytes).collect();
     let be = write(dir.path(), "be.csv", &be_bytes);
-    let hint = |n: &str, names: &str, order: &str, flag: &str| {
-        let (look, was, them) = if n == "1" { ("looks", "was", "it") } else { ("look", "were", "them") };
-        let inputs = if n == "1" { "input" } else { "inputs" };
-        format!(
-            "hint: {n} {inputs} ({names}) {look} like {order} text without a byte-order mark and {was} not \
-             transcoded: add -E {flag} to read {them} as text\n"
-        )
-    };
     let r = urnscan(&["scan", &le]);
     assert_eq!((r.code, r.out.as_str(), r.err), (Some(1), "", hint("1", &le, "UTF-16LE", "utf-16le")));
     let r = urnscan(&["scan", "--mmap", "never", &be]);
@@ -202,6 +206,27 @@ fn dedup_and_check_read_utf16_lines() {
     assert_eq!(valid, [true, true, true, false]);
     let r = run(&["check", "-E", "none"], &utf16le(lines, true));
     assert_eq!(r.out.lines().filter(|l| l.contains("\tvalid\t")).count(), 0);
+}
+
+/// `check` reads lines on stdin as `dedup` does, and ends as its `-E`
+/// help says, with the hint naming stdin when the lines look like UTF-16
+/// without a mark (read as bytes, each is invalid); not when the byte
+/// order is named, the text has its mark, or `-E none` asks for bytes.
+#[test]
+fn check_ends_with_the_hint_for_utf16_without_a_mark() {
+    let lines = "urn:isbn:0451450523\r\nurn:ietf:rfc:8141\r\n";
+    let le = utf16le(lines, false);
+    let be: Vec<u8> = lines.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    let r = run(&["check"], &le);
+    assert_eq!((r.code, r.err), (Some(1), hint("1", "stdin", "UTF-16LE", "utf-16le")));
+    let r = run(&["check", "--format", "jsonl"], &be);
+    assert_eq!((r.code, r.err), (Some(1), hint("1", "stdin", "UTF-16BE", "utf-16be")));
+    let r = run(&["check", "-E", "utf-16le"], &le);
+    assert_eq!((r.code, r.err.as_str()), (Some(0), ""), "the byte order named: both lines are valid");
+    let r = run(&["check"], &utf16le(lines, true));
+    assert_eq!((r.code, r.err.as_str()), (Some(0), ""), "a mark: transcoded");
+    let r = run(&["check", "-E", "none"], &le);
+    assert_eq!((r.code, r.err.as_str()), (Some(1), ""), "bytes asked for");
 }
 
 /// Broken UTF-16 is text with U+FFFD in it: no error, no panic, and the

@@ -10,7 +10,10 @@
 //! line at one thread, against a few for reading it), so the reading stays
 //! on the calling thread. A block ends early where a pipe's writer pauses
 //! (`urnscan::source::Live`): its whole lines are judged and shown then. A
-//! valid URN's parts are written as bytes (see [`write_text`]).
+//! valid URN's parts are written as bytes (see [`write_text`]). Stdin
+//! that looks like UTF-16 without a byte-order mark gets the hint `scan`
+//! and `dedup` end with, decided from its first bytes as they went by
+//! ([`Head`]).
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
@@ -19,6 +22,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
+use urnscan::job::Misread;
 use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
 use urnscan::source::{self, Contents, Input, MmapPolicy};
@@ -33,9 +37,13 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let judge = Judge { only_invalid: args.invalid, ..Judge::new(grammar(args.rfc2141), args.format, ui.out) };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
+    let mut hints = Vec::new();
     // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
     if args.urns.is_empty() || args.urns == ["-"] {
-        judge_lines(stdin(args.encoding.encoding()), &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        let encoding = args.encoding.encoding();
+        let mut input = Head { inner: stdin(encoding), head: Vec::new() };
+        judge_lines(&mut input, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        hints = misread_hints(encoding, &input.head);
     } else {
         let mut text = Vec::new();
         for urn in &args.urns {
@@ -45,6 +53,9 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
         }
     }
     out.flush().context("cannot write to standard output")?;
+    for hint in hints {
+        eprintln!("{hint}");
+    }
     if let Some(path) = args.urns.iter().find(|arg| names_a_file(arg)) {
         let path = Path::new(path).display();
         eprintln!("hint: {path} is a file, not a URN: to check its lines, run `urnscan check < {path}`");
@@ -81,6 +92,37 @@ fn stdin(encoding: Encoding) -> Box<dyn Read + Send> {
         // Opening stdin only looks at it: it is never refused.
         Err(_) => Box::new(io::stdin()),
     }
+}
+
+/// A reader that keeps the first [`source::BINARY_PROBE`] bytes read
+/// through it. Stdin is judged as it comes (a live pipe is not waited on
+/// for 8 KiB before its first line), so whether it looks like UTF-16
+/// without a mark is decided at the end from what was read: the same
+/// first bytes `scan` and `dedup` decide it from.
+struct Head<R> {
+    inner: R,
+    head: Vec<u8>,
+}
+
+impl<R: Read> Read for Head<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = source::BINARY_PROBE.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&buf[..n.min(room)]);
+        Ok(n)
+    }
+}
+
+/// The hint `scan` and `dedup` end with for stdin whose first bytes
+/// `head` (after any transcoding) are binary and look like UTF-16 without
+/// a mark: read as bytes, its lines are letters and NULs, every one
+/// invalid, and nothing else would say why.
+fn misread_hints(encoding: Encoding, head: &[u8]) -> Vec<String> {
+    let mut misreads = super::Misreads::default();
+    if let Some(order) = encoding.unmarked(head).filter(|_| source::is_binary(head)) {
+        misreads.add("-", Misread::Utf16(order));
+    }
+    misreads.hints()
 }
 
 /// Judges every line of `input` and writes the results to `out` in input
