@@ -950,11 +950,16 @@ fn wait_until_mapped(child: &mut Child, path: &Path) {
     }
 }
 
-/// Whether this process ignores SIGINT (bit 2 of `SigIgn` in /proc/self/status).
-fn sigint_ignored() -> bool {
+/// Whether this process ignores `signal` (its bit of `SigIgn` in /proc/self/status).
+fn ignored(signal: i32) -> bool {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).map(str::trim).unwrap_or("0");
-    u64::from_str_radix(mask, 16).is_ok_and(|m| m & (1 << (2 - 1)) != 0)
+    u64::from_str_radix(mask, 16).is_ok_and(|m| m & (1 << (signal - 1)) != 0)
+}
+
+/// Whether this process ignores SIGINT.
+fn sigint_ignored() -> bool {
+    ignored(libc::SIGINT)
 }
 
 /// Ctrl-C during a long scan: the run is not complete, so the final
@@ -989,4 +994,56 @@ fn sigint_during_a_scan_prints_no_summary() {
     assert!(!o.status.success(), "{:?}", o.status);
     assert!(o.status.signal() == Some(libc::SIGINT) || o.status.code().is_some_and(|c| c != 0), "{:?}", o.status);
     assert!(!stdout(&o).contains("\"files\""), "stats printed after Ctrl-C: {}", stdout(&o));
+}
+
+/// Waits until `dir` holds a spill directory with a file in it; panics if
+/// `child` ends first.
+fn wait_until_spilled(child: &mut Child, dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let has_a_file = |d: fs::DirEntry| fs::read_dir(d.path()).is_ok_and(|mut files| files.next().is_some());
+    while !fs::read_dir(dir).unwrap().flatten().any(has_a_file) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("urnscan ended ({status}) before it spilled");
+        }
+        assert!(Instant::now() < deadline, "{} never spilled into {}", child.id(), dir.display());
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM while `dedup --memory-limit` has spilled
+/// its tables: the run ends by that signal (status 130 or 143 in a shell),
+/// prints nothing, and leaves nothing in its temporary directory, as GNU
+/// sort removes its temporary files. The input is a file of distinct URNs
+/// many times the limit, then stdin, a pipe the test keeps open: the run
+/// is still going when the signal comes, whatever the machine's speed.
+#[test]
+fn a_signal_during_a_spilling_dedup_leaves_no_spill_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..200_000).map(|i| format!("urn:ab:{i:08}\n")).collect();
+    let urns = write(dir.path(), "urns.txt", lines.as_bytes());
+    for (signal, name) in [(libc::SIGINT, "INT"), (libc::SIGTERM, "TERM")] {
+        if ignored(signal) {
+            eprintln!("skipped SIG{name}: it is ignored in this process, so a child would ignore it too");
+            continue;
+        }
+        let temp = tempfile::tempdir().unwrap();
+        let mut child = urnscan()
+            .args(["dedup", "-q", "--memory-limit", "1MiB", "--temp-dir", arg(temp.path()), arg(&urns), "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap(); // held open: stdin never ends
+        wait_until_spilled(&mut child, temp.path());
+        let sent = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
+        assert!(sent.success(), "kill -{name}");
+        let o = wait_output(child);
+        drop(stdin);
+        let by_signal = o.status.signal() == Some(signal) || o.status.code() == Some(128 + signal);
+        assert!(by_signal, "SIG{name}: {:?}", o.status);
+        assert_eq!((stdout(&o).as_str(), stderr(&o).as_str()), ("", ""), "SIG{name}");
+        let left: Vec<PathBuf> = fs::read_dir(temp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "SIG{name} left {left:?}");
+    }
 }

@@ -82,6 +82,12 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
+    // Only a run with a limit can spill.
+    #[cfg(unix)]
+    if args.memory_limit.is_some() {
+        super::interrupt::remove_spills_on_signal(args.temp_dir.clone())
+            .context("cannot watch for signals (to remove spill files on one)")?;
+    }
     let mut dedup = LineDedup::new(DedupOptions {
         nids,
         grammar: grammar(args.rfc2141),

@@ -10,6 +10,7 @@ mod check;
 mod color;
 mod dedup;
 mod gen;
+mod interrupt;
 mod kernel;
 mod man;
 mod output;

@@ -119,6 +119,10 @@
 //! go to one file), is sorted into a run file, and the runs are
 //! merged, so the output is byte for byte the output of the in-memory run
 //! and the memory stays bounded by the limit plus one record per open run.
+//! The spill directory goes when the [`LineDedup`] is dropped. A program
+//! ended by a signal drops nothing: it calls [`remove_spill_dirs`] from its
+//! own signal handling (the library installs none, as it keeps no global
+//! state).
 //! Key order needs no memory beyond the tables: the sorted list of entries
 //! is kept in the tables' indexes, which the output does not use
 //! ([`SortedEntries::reusing_indexes`](crate::dedup::SortedEntries::reusing_indexes)).
@@ -183,6 +187,7 @@ use condense::condense_long_line;
 pub use judge::line_ranges;
 use judge::{line_boundary, ChunkOut, Judge, Rec};
 use output::{emit_tables, one_by_one, write_tables};
+pub use spill::remove_spill_dirs;
 use spill::{merge_runs, SpillDir, SpillSet};
 
 /// Default bytes per block of input: small, because a block's bytes and its

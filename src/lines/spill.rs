@@ -36,12 +36,40 @@ pub(super) struct SpillDir {
     next: u64,
 }
 
+/// The start of the names of this process's spill directories: the
+/// process id, ended by a `-` so that process 12's never matches 123's.
+fn own_prefix() -> String {
+    format!("urnscan-dedup-{}-", std::process::id())
+}
+
+/// Removes the spill directories of this process under `base` (default:
+/// the system's temporary directory), for a program about to be ended by
+/// a signal, whose [`LineDedup`](super::LineDedup) will not be dropped:
+/// its drop is what removes them otherwise. Directories are found by name
+/// (`urnscan-dedup-<pid>-…`), so nothing needs to be registered while the
+/// run goes on. A spill file created while this runs can keep its
+/// directory; the error of the last directory not removed is returned.
+pub fn remove_spill_dirs(base: Option<&Path>) -> io::Result<()> {
+    let base = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let prefix = own_prefix();
+    let mut result = Ok(());
+    for entry in fs::read_dir(&base)?.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            if let Err(e) = fs::remove_dir_all(entry.path()) {
+                result = Err(e);
+            }
+        }
+    }
+    result
+}
+
 impl SpillDir {
     pub(super) fn create(base: Option<&Path>) -> io::Result<SpillDir> {
         let base = base.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let prefix = own_prefix();
         for attempt in 0..1000 {
-            let path = base.join(format!("urnscan-dedup-{}-{nanos}-{attempt}", std::process::id()));
+            let path = base.join(format!("{prefix}{nanos}-{attempt}"));
             match fs::create_dir(&path) {
                 Ok(()) => return Ok(SpillDir { path, next: 0 }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -254,4 +282,28 @@ fn read_exact_or_end(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process's spill directories go, with their files; another
+    /// process's (a pid that ours is a prefix of) and other names stay.
+    #[test]
+    fn remove_spill_dirs_takes_this_process_s_alone() {
+        let base = tempfile::tempdir().unwrap();
+        let ours = SpillDir::create(Some(base.path())).unwrap();
+        fs::write(ours.path.join("1.bin"), b"spilled").unwrap();
+        let others = [format!("urnscan-dedup-{}0-1-0", std::process::id()), "urnscan-notes".to_owned()];
+        for name in &others {
+            fs::create_dir(base.path().join(name)).unwrap();
+        }
+        remove_spill_dirs(Some(base.path())).unwrap();
+        assert!(!ours.path.exists());
+        let mut left: Vec<String> =
+            fs::read_dir(base.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, others);
+    }
 }

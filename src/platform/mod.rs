@@ -1,10 +1,11 @@
 //! Platform code: the only place in urnscan with `unsafe`.
 //!
-//! Six things need it: SIMD kernels for the candidate search ([`simd`]),
+//! Seven things need it: SIMD kernels for the candidate search ([`simd`]),
 //! memory-mapped files ([`mmap`]), the page-size policy of the heap and mappings
 //! ([`pages`]), cache prefetch hints for the key tables ([`prefetch`]),
 //! the buffer size of the pipes on standard input and output ([`pipe`]),
-//! and waiting a limited time for a pipe to have bytes ([`ready`]).
+//! waiting a limited time for a pipe to have bytes ([`ready`]), and
+//! whether a signal is ignored ([`signal`]).
 //! Each is wrapped in a safe API here so the rest of the crate
 //! (which denies `unsafe_code`) never touches raw pointers.
 #![allow(unsafe_code)]
@@ -15,6 +16,8 @@ pub mod pipe;
 pub mod prefetch;
 #[cfg(unix)]
 pub mod ready;
+#[cfg(unix)]
+pub mod signal;
 pub mod simd;
 
 /// A new pipe's reading and writing ends, for tests (`std::io::pipe` needs
