@@ -206,8 +206,8 @@ impl<'a> Urn<'a> {
         key::write_key(self.assigned_name_bytes(), self.key_fixes(), out)
     }
 
-    /// The NID's class under RFC 8141 §5. This reads the embedded registry
-    /// on each call (about a microsecond); to classify many URNs, hold a
+    /// The NID's class under RFC 8141 §5. This walks the embedded registry's
+    /// text on each call (no allocation); to classify many URNs, hold a
     /// [`NidClassifier`](crate::NidClassifier) and call its `classify`.
     pub fn nid_class(&self) -> NidClass {
         nid::classify(self.nid().as_bytes())

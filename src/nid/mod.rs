@@ -77,7 +77,7 @@ impl fmt::Display for NidClass {
 /// ```
 pub fn classify(nid: &[u8]) -> NidClass {
     // One walk of the registry's text, with nothing built: a classifier
-    // built per call made `Urn::nid_class` cost 23 µs.
+    // built per call made 1,000 calls of `Urn::nid_class` take 23 ms.
     let formal = registry().any(|(name, kind)| kind == "formal" && name.as_bytes().eq_ignore_ascii_case(nid));
     if formal {
         NidClass::Formal
