@@ -235,12 +235,15 @@ impl Scanner {
                     candidates.skip_to(resume);
                     (Event::Urn { offset: at, len: urn.len() }, Some(N::of(&urn)))
                 }
-                Err(error) if error.kind() == ErrorKind::TooLong => {
-                    resume = at + MAX_URN_LEN + 1;
-                    candidates.skip_to(resume);
-                    (Event::Rejected { offset: at, error }, None)
+                Err(error) => {
+                    let event = Event::Rejected { offset: at, error };
+                    // A too-long candidate covers bytes, as a URN does.
+                    if let Some(end) = event.covered_end() {
+                        resume = end;
+                        candidates.skip_to(end);
+                    }
+                    (event, None)
                 }
-                Err(error) => (Event::Rejected { offset: at, error }, None),
             };
             if !emit(event, note) {
                 break;

@@ -78,8 +78,7 @@ impl fmt::Display for NidClass {
 pub fn classify(nid: &[u8]) -> NidClass {
     // One walk of the registry's text, with nothing built: a classifier
     // built per call made 1,000 calls of `Urn::nid_class` take 23 ms.
-    let formal = registry().any(|(name, kind)| kind == "formal" && name.as_bytes().eq_ignore_ascii_case(nid));
-    if formal {
+    if registry_kind(nid) == Some("formal") {
         NidClass::Formal
     } else {
         classify_shape(nid)
