@@ -235,6 +235,22 @@ pub fn raw_path_bytes(_: &Path) -> Option<&[u8]> {
 }
 
 /// An input that could not be read, and why.
+///
+/// `Display` says what failed: the path and the I/O error, and for data
+/// that could not be decoded ([`DecodeError`]: a corrupt or truncated
+/// archive) what became of it and how to check it. What a program does
+/// about the input (skip it, read the others, tell its user what to check)
+/// is the program's to say: `urnscan` adds that when it prints one.
+///
+/// ```
+/// use std::io;
+/// use urnscan::source::InputError;
+///
+/// let error = InputError { path: "dump/a.txt".into(), error: io::Error::new(io::ErrorKind::NotFound, "not there") };
+/// assert_eq!(error.to_string(), "dump/a.txt: not there");
+/// assert_eq!(error.error.kind(), io::ErrorKind::NotFound);
+/// assert!(error.decode_error().is_none());
+/// ```
 #[derive(Debug)]
 pub struct InputError {
     /// The path as the user would recognise it (`-` for stdin).
@@ -243,30 +259,22 @@ pub struct InputError {
     pub error: io::Error,
 }
 
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.error)?;
-        if let Some(decode) = self.error.get_ref().and_then(|e| e.downcast_ref::<DecodeError>()) {
-            return write!(f, " ({})", decode.hint());
-        }
-        match hint(&self.error) {
-            Some(hint) => write!(f, " ({hint})"),
-            None => Ok(()),
-        }
+impl InputError {
+    /// The decoding error under [`InputError::error`], when the input's
+    /// data could not be decoded (a corrupt or truncated gzip or zstd
+    /// archive): its [`DecodeError::hint`] says what became of the input.
+    pub fn decode_error(&self) -> Option<&DecodeError> {
+        self.error.get_ref().and_then(|e| e.downcast_ref::<DecodeError>())
     }
 }
 
-/// What a user can do about an input error (every input error says it).
-fn hint(error: &io::Error) -> Option<&'static str> {
-    match error.kind() {
-        io::ErrorKind::NotFound => Some("check the path; it was skipped, and any other inputs were read"),
-        io::ErrorKind::PermissionDenied => {
-            Some("check its permissions; it was skipped, and any other inputs were read")
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.error)?;
+        match self.decode_error() {
+            Some(decode) => write!(f, " ({})", decode.hint()),
+            None => Ok(()),
         }
-        io::ErrorKind::InvalidData => Some("the data could not be decoded; it was skipped"),
-        // Messages built here already say what happened and what to do.
-        io::ErrorKind::Other => None,
-        _ => Some("it was skipped (or cut short), and any other inputs were read; check the device or file"),
     }
 }
 
@@ -952,6 +960,30 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         assert!(map_redirected(File::open(dir.path()).unwrap(), MmapPolicy::Always).is_none(), "a directory");
+    }
+
+    /// An input error says what failed, and no more: what became of the
+    /// input is the program's to say (the command line adds it). A decode
+    /// error keeps its hint.
+    #[test]
+    fn input_errors_say_what_failed() {
+        let error = |path: &str, error| InputError { path: path.to_owned(), error }.to_string();
+        let os = |code| io::Error::from_raw_os_error(code);
+        assert_eq!(error("d.txt/x", os(libc::ENOTDIR)), format!("d.txt/x: {}", os(libc::ENOTDIR)));
+        for code in [libc::ENOENT, libc::EACCES, libc::EIO, libc::ENOTDIR] {
+            let said = error("a.txt", os(code));
+            assert_eq!(said, format!("a.txt: {}", os(code)));
+            assert!(!said.contains("skipped") && !said.contains("other inputs"), "{said}");
+        }
+        assert_eq!(error("a", io::Error::new(io::ErrorKind::InvalidData, "bad")), "a: bad");
+
+        let source = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
+        let decode = InputError {
+            path: "a.gz".to_owned(),
+            error: io::Error::new(io::ErrorKind::InvalidData, DecodeError { codec: Codec::Gzip, source }),
+        };
+        let hint = decode.decode_error().map(DecodeError::hint).unwrap();
+        assert_eq!(decode.to_string(), format!("a.gz: gzip data is corrupt or truncated: eof ({hint})"));
     }
 
     #[test]

@@ -588,7 +588,19 @@ fn unreadable_input_is_reported_and_the_rest_scanned() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("ok.txt:0:urn:ab:c"));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("missing.txt") && err.contains("No such file"), "{err}");
+    let said = format!(
+        "urnscan: {}: No such file or directory (os error 2); check the path; skipped, the other inputs were read\n",
+        missing.display()
+    );
+    assert_eq!(err, said);
+    // A path through a file: what failed, then what became of the input.
+    let through = ok.join("x");
+    let o = urnscan_in(&["scan", through.to_str().unwrap(), ok.to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let said =
+        format!("urnscan: {}: Not a directory (os error 20); skipped, the other inputs were read\n", through.display());
+    assert_eq!(err, said);
 }
 
 #[test]

@@ -108,15 +108,15 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
         OpenOptions { mmap: MmapPolicy::Auto, decompress: args.inputs.decompress, encoding: args.inputs.encoding() };
     for (i, input) in inputs.iter().enumerate() {
         let outcome = match input {
-            Err(e) => Err(io::Error::new(e.error.kind(), e.error.to_string())),
+            Err(e) => Err((io::Error::new(e.error.kind(), e.error.to_string()), false)),
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
                 feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter)?
             }
         };
-        if let Err(error) = outcome {
+        if let Err((error, cut_short)) = outcome {
             input_errors += 1;
-            reporter.input_error(&names[i], error)?;
+            reporter.input_error(&names[i], error, cut_short)?;
         }
     }
     reporter.finish_rejects()?;
@@ -182,9 +182,10 @@ impl BinaryCounts {
 }
 
 /// Feeds one input. The outer error stops the run (rejects or spill files
-/// cannot be written); the inner one is this input's read error. A read
-/// error (a corrupt archive) ends the input where it happens: the lines
-/// before it are kept. `progress` counts a decoded input's own bytes as
+/// cannot be written); the inner one is this input's read error, and
+/// whether it came after the input was opened (it cut the input short
+/// rather than skipping it). A read error (a corrupt archive) ends the
+/// input where it happens: the lines before it are kept. `progress` counts a decoded input's own bytes as
 /// they are read (the dedup counts the bytes of the others).
 fn feed(
     dedup: &mut LineDedup,
@@ -194,12 +195,12 @@ fn feed(
     binary: &mut BinaryCounts,
     file: u32,
     reporter: &mut Reporter<'_>,
-) -> Result<io::Result<()>> {
+) -> Result<Result<(), (io::Error, bool)>> {
     let opened = source::open(input, open.mmap)
         .and_then(|contents| source::decoded_counting(contents, open.decompress, open.encoding, progress.as_ref()));
     let opened = match opened {
         Ok(opened) => opened,
-        Err(e) => return Ok(Err(e)),
+        Err(e) => return Ok(Err((e, false))),
     };
     let name = &input.display();
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
@@ -215,7 +216,7 @@ fn feed(
             let fed = dedup.add_whole(&whole, file, &mut sink);
             if fed.is_ok() && whole.changed_during_use() {
                 let shrank = "the file shrank while it was being read; results for it are incomplete";
-                return Ok(Err(io::Error::other(shrank)));
+                return Ok(Err((io::Error::other(shrank), true)));
             }
             return settled(fed);
         }
@@ -238,10 +239,10 @@ fn feed(
 
 /// What feeding an input came to: the run's error (rejects or spill files
 /// that cannot be written), or the input's read error, if any.
-fn settled<T>(fed: Result<T, FeedError>) -> Result<io::Result<()>> {
+fn settled<T>(fed: Result<T, FeedError>) -> Result<Result<(), (io::Error, bool)>> {
     match fed {
         Ok(_) => Ok(Ok(())),
-        Err(FeedError::Read(e)) => Ok(Err(e)),
+        Err(FeedError::Read(e)) => Ok(Err((e, true))),
         Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
     }
 }
@@ -309,8 +310,9 @@ impl<'a> Reporter<'a> {
     }
 
     /// Input errors are shown even with `--quiet`: they change the exit status.
-    fn input_error(&mut self, name: &str, error: io::Error) -> Result<()> {
+    fn input_error(&mut self, name: &str, error: io::Error, cut_short: bool) -> Result<()> {
         let error = InputError { path: name.to_owned(), error };
+        let error = super::Unreadable { error: &error, cut_short };
         writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 

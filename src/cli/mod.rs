@@ -753,6 +753,39 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
     }
 }
 
+/// An input error as `scan` and `dedup` print it after `urnscan: `: the
+/// library's message (the path and what failed), then what became of the
+/// input and, where there is something to do, what: `d.txt/x: Not a
+/// directory (os error 20); skipped, the other inputs were read`. A decode
+/// error's hint and the messages the library builds itself (kind `Other`:
+/// a walk's loop, a file that shrank) already say both.
+pub struct Unreadable<'a> {
+    pub error: &'a urnscan::source::InputError,
+    /// Whether some of the input was read before the error (a read error
+    /// after the open): it was cut short rather than skipped.
+    pub cut_short: bool,
+}
+
+impl std::fmt::Display for Unreadable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::io::ErrorKind;
+        write!(f, "{}", self.error)?;
+        let kind = self.error.error.kind();
+        if self.error.decode_error().is_some() || kind == ErrorKind::Other {
+            return Ok(());
+        }
+        match kind {
+            ErrorKind::NotFound => f.write_str("; check the path")?,
+            ErrorKind::PermissionDenied => f.write_str("; check its permissions")?,
+            _ => {}
+        }
+        match self.cut_short {
+            true => f.write_str("; cut short there (what came before it was read), the other inputs were read"),
+            false => f.write_str("; skipped, the other inputs were read"),
+        }
+    }
+}
+
 /// The inputs of a run read as their bytes although their first bytes
 /// asked for another reading ([`urnscan::job::Misread`]), for the hints
 /// `scan` and `dedup` end with on stderr: those bytes show few URNs or

@@ -102,6 +102,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         ui,
         progress: &progress,
         misreads: super::Misreads::default(),
+        read_some: String::new(),
     };
     let mut outcome = match job::run_inputs(&inputs, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
@@ -217,6 +218,10 @@ struct Printer<'p, W: Write> {
     progress: &'p Progress,
     /// Inputs read as their bytes although compressed or UTF-16, for the hints.
     misreads: super::Misreads,
+    /// The name of the input just done if some of it was read (else
+    /// empty; a buffer reused): an error about it next cut it short (see
+    /// [`super::Unreadable`]).
+    read_some: String,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -606,6 +611,10 @@ impl<W: Write> Sink for Printer<'_, W> {
 
     fn input_done(&mut self, file: FileRef<'_>, totals: &Totals) -> io::Result<()> {
         self.shown = 0;
+        self.read_some.clear();
+        if totals.bytes > 0 {
+            self.read_some.push_str(file.name);
+        }
         let n = self.records.sought(totals).min(self.max_count);
         match self.per_input {
             PerInput::Nothing => Ok(()),
@@ -644,6 +653,9 @@ impl<W: Write> Sink for Printer<'_, W> {
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
         // Keep stdout and stderr in order for a reader of both.
         self.out.flush()?;
+        let cut_short = !self.read_some.is_empty() && self.read_some == error.path;
+        self.read_some.clear();
+        let error = super::Unreadable { error, cut_short };
         self.progress.suspend(|| self.ui.error(format_args!("{error}")));
         Ok(())
     }
