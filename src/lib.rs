@@ -8,7 +8,7 @@
 //! | module | job |
 //! |---|---|
 //! | [`grammar`] (+ [`grammar::class`]) | validate a byte string against RFC 8141 or RFC 2141 with 256-entry class tables; [`parse`] and [`parse_prefix`] |
-//! | [`urn`] | [`Urn`], the zero-copy parsed view: NID, NSS, r/q/f components |
+//! | [`urn`] | [`Urn`], the zero-copy parsed view: NID, NSS, r/q/f components; [`UrnBuf`], the same owning its text |
 //! | `key` (internal) | the RFC 8141 §3 equivalence key, which [`Urn::key`] and [`Urn::write_key`] give |
 //! | [`nid`] | NID classes (RFC 8141 §5) from the embedded IANA registry, `--nid` filters, namespace rules ([`nid::rules`]) |
 //! | [`error`] | [`UrnError`]: kind + offset + caret rendering |
@@ -44,6 +44,29 @@
 //! let err = parse(b"urn:ab:c?x", Grammar::Rfc8141).unwrap_err();
 //! assert_eq!(err.kind().as_str(), "lone-question-mark");
 //! println!("{}", err.render(b"urn:ab:c?x")); // message + caret under the offending byte
+//! # Ok::<(), urnscan::UrnError>(())
+//! ```
+//!
+//! A [`Urn`] borrows the bytes it was parsed from. To keep URNs beyond
+//! their input, or to parse one from a string, use [`UrnBuf`], which owns
+//! its text and gives the same parts through [`UrnBuf::as_urn`]:
+//!
+//! ```
+//! use urnscan::{Event, ExtractOptions, Scanner, UrnBuf};
+//!
+//! let mut kept: Vec<UrnBuf> = Vec::new();
+//! let scanner = Scanner::new(ExtractOptions::default());
+//! let mut line = String::new();
+//! for text in ["See urn:isbn:0451450523.", "and URN:ISBN:0451450523#p3"] {
+//!     line.clear();
+//!     line.push_str(text); // one buffer, reused
+//!     kept.extend(scanner.urns(line.as_bytes()).into_iter().map(|(_, urn)| urn.to_urn_buf()));
+//! }
+//! assert_eq!(kept[1].to_string(), "URN:ISBN:0451450523#p3");
+//! assert_eq!(kept[0].as_urn().key(), kept[1].as_urn().key());
+//!
+//! let urn: UrnBuf = "urn:ietf:rfc:8141".parse()?; // RFC 8141; UrnBuf::parse takes the grammar
+//! assert_eq!(urn.as_urn().nss(), "rfc:8141");
 //! # Ok::<(), urnscan::UrnError>(())
 //! ```
 //!
@@ -98,4 +121,4 @@ pub use extract::ExtractOptions;
 pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
 pub use nid::{classify as classify_nid, NidClass, NidClassifier, NidFilter};
 pub use scan::{Event, Scanner};
-pub use urn::Urn;
+pub use urn::{Urn, UrnBuf};

@@ -1,12 +1,18 @@
-//! [`Urn`]: a parsed URN that borrows its input.
+//! [`Urn`]: a parsed URN that borrows its input, and [`UrnBuf`], the same
+//! owning its text.
 //!
 //! The parser records only offsets, so a `Urn` is a slice and a handful of
 //! integers: parsing allocates nothing, and every accessor is a sub-slice.
-//! Because a valid URN is ASCII, the parts are handed out as `&str`.
+//! Because a valid URN is ASCII, the parts are handed out as `&str`. A
+//! `UrnBuf` keeps the text and the offsets, so that it outlives the input
+//! (URNs collected from a buffer that is reused) and is parsed from a
+//! string: `"urn:isbn:0451450523".parse::<UrnBuf>()`.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::ops::Range;
+use std::str::FromStr;
 
 use crate::error::UrnError;
 use crate::grammar::{self, Grammar};
@@ -71,6 +77,24 @@ impl<'a> Urn<'a> {
     /// Parses the whole of `input` under `grammar`; see [`grammar::parse`].
     pub fn parse(input: &'a [u8], grammar: Grammar) -> Result<Urn<'a>, UrnError> {
         grammar::parse(input, grammar)
+    }
+
+    /// The same URN owning its text, for keeping beyond the input's
+    /// lifetime; [`UrnBuf::as_urn`] borrows it back.
+    ///
+    /// ```
+    /// use urnscan::{parse, Grammar, UrnBuf};
+    ///
+    /// let kept: UrnBuf = {
+    ///     let line = String::from("urn:ISBN:0451450523#p3");
+    ///     parse(line.as_bytes(), Grammar::Rfc8141)?.to_urn_buf()
+    /// };
+    /// assert_eq!(kept.as_urn().key(), "urn:isbn:0451450523");
+    /// assert_eq!(kept.as_urn().f_component(), Some("p3"));
+    /// # Ok::<(), urnscan::UrnError>(())
+    /// ```
+    pub fn to_urn_buf(&self) -> UrnBuf {
+        UrnBuf { text: self.as_str().into(), grammar: self.grammar, parts: self.parts }
     }
 
     /// The URN's text, exactly as in the input.
@@ -228,7 +252,14 @@ impl fmt::Display for Urn<'_> {
 
 impl fmt::Debug for Urn<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Urn")
+        self.debug_as("Urn", f)
+    }
+}
+
+impl Urn<'_> {
+    /// `Debug` under the name of `Urn` or [`UrnBuf`]: the text and its parts.
+    fn debug_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(name)
             .field("text", &self.as_str())
             .field("nid", &self.nid())
             .field("nss", &self.nss())
@@ -236,5 +267,204 @@ impl fmt::Debug for Urn<'_> {
             .field("q", &self.q_component())
             .field("f", &self.f_component())
             .finish()
+    }
+}
+
+/// A valid URN that owns its text: [`Urn`] for keeping (in a collection,
+/// across a reused input buffer, in another thread) and for parsing from a
+/// string. Its parts are read through [`UrnBuf::as_urn`], which borrows it
+/// as a `Urn` without parsing again.
+///
+/// `parse()` (`FromStr`) judges by RFC 8141; [`UrnBuf::parse`] takes the
+/// grammar. As with `Urn`, `Display` writes the text as it was, and `==`
+/// and `Hash` go by the text and the grammar, not by equivalence (collect
+/// [`Urn::key`]s for that); a `UrnBuf` equals, and hashes as, the `Urn`
+/// it was made from.
+///
+/// ```
+/// use std::collections::HashSet;
+/// use urnscan::{Grammar, NidClass, UrnBuf};
+///
+/// let urn: UrnBuf = "urn:IETF:rfc:8141?+res#frag".parse()?;
+/// let parts = urn.as_urn();
+/// assert_eq!((parts.nid(), parts.nss()), ("IETF", "rfc:8141"));
+/// assert_eq!((parts.r_component(), parts.f_component()), (Some("res"), Some("frag")));
+/// assert_eq!(parts.key(), "urn:ietf:rfc:8141");
+/// assert_eq!(parts.nid_class(), NidClass::Formal);
+/// assert_eq!(urn.to_string(), "urn:IETF:rfc:8141?+res#frag");
+///
+/// // Not a URN under RFC 8141: the error says why and where.
+/// let err = "urn:ab:c?x".parse::<UrnBuf>().unwrap_err();
+/// assert_eq!(err.kind().as_str(), "lone-question-mark");
+/// // RFC 2141 has no components: the "?" is part of the NSS.
+/// assert_eq!(UrnBuf::parse("urn:abc:c?x", Grammar::Rfc2141)?.as_urn().nss(), "c?x");
+///
+/// // Equal and hashed by text, as Urn is: two spellings, one key.
+/// let set: HashSet<UrnBuf> = ["urn:ISBN:1", "urn:isbn:1", "urn:ISBN:1"].iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
+/// assert_eq!(set.len(), 2);
+/// # Ok::<(), urnscan::UrnError>(())
+/// ```
+#[derive(Clone)]
+pub struct UrnBuf {
+    text: Box<str>,
+    grammar: Grammar,
+    parts: Parts,
+}
+
+impl UrnBuf {
+    /// Parses the whole of `input` under `grammar` ([`grammar::parse`])
+    /// and keeps its text.
+    pub fn parse(input: impl AsRef<[u8]>, grammar: Grammar) -> Result<UrnBuf, UrnError> {
+        grammar::parse(input.as_ref(), grammar).map(|urn| urn.to_urn_buf())
+    }
+
+    /// The URN borrowed as a [`Urn`], for its parts: `nid`, `nss`, the
+    /// components, `key`, `nid_class` and the rest.
+    pub fn as_urn(&self) -> Urn<'_> {
+        Urn::from_parts(self.text.as_bytes(), self.grammar, self.parts)
+    }
+
+    /// The URN's text, exactly as it was parsed.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The grammar it was validated against.
+    pub fn grammar(&self) -> Grammar {
+        self.grammar
+    }
+
+    /// The text, without the offsets of its parts.
+    pub fn into_string(self) -> String {
+        self.text.into()
+    }
+}
+
+impl FromStr for UrnBuf {
+    type Err = UrnError;
+
+    /// Parses a URN under RFC 8141 ([`Grammar::Rfc8141`]); see [`UrnBuf::parse`]
+    /// for RFC 2141.
+    fn from_str(s: &str) -> Result<UrnBuf, UrnError> {
+        UrnBuf::parse(s, Grammar::Rfc8141)
+    }
+}
+
+impl From<Urn<'_>> for UrnBuf {
+    fn from(urn: Urn<'_>) -> UrnBuf {
+        urn.to_urn_buf()
+    }
+}
+
+impl From<UrnBuf> for String {
+    fn from(urn: UrnBuf) -> String {
+        urn.into_string()
+    }
+}
+
+impl AsRef<str> for UrnBuf {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for UrnBuf {
+    fn eq(&self, other: &UrnBuf) -> bool {
+        self.as_urn() == other.as_urn()
+    }
+}
+
+impl Eq for UrnBuf {}
+
+impl PartialEq<Urn<'_>> for UrnBuf {
+    fn eq(&self, other: &Urn<'_>) -> bool {
+        self.as_urn() == *other
+    }
+}
+
+impl PartialEq<UrnBuf> for Urn<'_> {
+    fn eq(&self, other: &UrnBuf) -> bool {
+        *self == other.as_urn()
+    }
+}
+
+/// As [`Urn`]'s: a `UrnBuf` hashes as the `Urn` it borrows as.
+impl Hash for UrnBuf {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_urn().hash(state)
+    }
+}
+
+impl fmt::Display for UrnBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for UrnBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_urn().debug_as("UrnBuf", f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::hash_map::DefaultHasher;
+
+    use super::*;
+
+    fn hash(value: &impl Hash) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// A `UrnBuf` outlives its input and gives what the `Urn` gave.
+    #[test]
+    fn an_owned_urn_keeps_the_parts_of_the_borrowed_one() {
+        let texts = ["urn:IETF:rfc:8141?+res?=q#frag", "urn:ab:c%2c", "URN:isbn:1#", "urn:abc:c?x", "urn:example:a/b"];
+        let mut checked = 0;
+        for grammar in [Grammar::Rfc8141, Grammar::Rfc2141] {
+            for text in texts {
+                let input = text.to_owned();
+                let Ok(urn) = grammar::parse(input.as_bytes(), grammar) else { continue };
+                let kept = urn.to_urn_buf();
+                assert_eq!(kept, urn, "UrnBuf == Urn");
+                assert_eq!(urn, kept, "Urn == UrnBuf");
+                assert_eq!(kept.as_urn(), urn);
+                assert_eq!(hash(&kept), hash(&urn), "{text}");
+                let parts = |u: &Urn<'_>| {
+                    let components = (u.r_component(), u.q_component(), u.f_component());
+                    let all = (u.as_str(), u.scheme(), u.nid(), u.nss(), u.assigned_name(), components, u.key());
+                    format!("{all:?} {:?} {:?}", u.grammar(), u.nid_class())
+                };
+                let (expected, debug) = (parts(&urn), format!("{urn:?}"));
+                let owned = kept.clone();
+                drop(input);
+                assert_eq!(parts(&owned.as_urn()), expected);
+                assert_eq!((owned.as_str(), owned.grammar()), (text, grammar));
+                assert_eq!(owned.to_string(), text);
+                assert_eq!(format!("{owned:?}"), debug.replacen("Urn", "UrnBuf", 1));
+                assert_eq!(UrnBuf::parse(text, grammar).as_ref(), Ok(&owned));
+                assert_eq!(UrnBuf::from(owned.as_urn()), kept);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 5, "{checked}");
+    }
+
+    #[test]
+    fn parsing_a_str_is_rfc_8141() {
+        let urn: UrnBuf = "urn:ab:c?+r".parse().unwrap();
+        assert_eq!((urn.grammar(), urn.as_urn().r_component()), (Grammar::Rfc8141, Some("r")));
+        let err = "urn:ab:c?x".parse::<UrnBuf>().unwrap_err();
+        assert_eq!(err, grammar::parse(b"urn:ab:c?x", Grammar::Rfc8141).unwrap_err());
+        assert!("urn:ab:c\u{e9}".parse::<UrnBuf>().is_err());
+        assert!("".parse::<UrnBuf>().is_err());
+        // Same text, another grammar: not equal, as for Urn.
+        let a = UrnBuf::parse("urn:abc:d", Grammar::Rfc8141).unwrap();
+        let b = UrnBuf::parse("urn:abc:d", Grammar::Rfc2141).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(String::from(a), "urn:abc:d");
     }
 }
