@@ -113,11 +113,41 @@ impl<'t> FirstSeenEntries<'t> {
     /// Hands the entries of range `i` (of [`FirstSeenEntries::ranges`]) to
     /// `emit` in order, stopping at its first error.
     pub fn for_each_in_range(&self, i: usize, emit: &mut dyn FnMut(&Entry<'t>) -> io::Result<()>) -> io::Result<()> {
+        self.entries_in(i..i + 1).try_for_each(|e| emit(&e))
+    }
+
+    /// Every entry in first-seen order, on this thread: what
+    /// [`FirstSeenEntries::for_each`] hands out, as an iterator.
+    ///
+    /// ```
+    /// use urnscan::dedup::FirstSeenEntries;
+    /// use urnscan::{KeyTable, Position};
+    ///
+    /// // Two tables of disjoint keys, each filled in input order.
+    /// let mut tables = [KeyTable::new(), KeyTable::new()];
+    /// for (offset, urn) in [b"urn:ab:2", b"urn:ab:1", b"urn:ab:2", b"urn:ab:3"].into_iter().enumerate() {
+    ///     let at = Position { file: 0, offset: offset as u64 };
+    ///     tables[usize::from(urn[7] % 2)].insert(urn, urn, at, 1);
+    /// }
+    /// let order = FirstSeenEntries::new(&tables);
+    /// let listed: Vec<(&[u8], u64)> = order.iter().map(|e| (e.key, e.count)).collect();
+    /// assert_eq!(listed, [(&b"urn:ab:2"[..], 2), (b"urn:ab:1", 1), (b"urn:ab:3", 1)]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Entry<'t>> + '_ {
+        self.entries_in(0..self.ranges())
+    }
+
+    /// The entries of `ranges` (of [`FirstSeenEntries::ranges`]; none past
+    /// the last), in order.
+    fn entries_in(&self, ranges: std::ops::Range<usize>) -> impl Iterator<Item = Entry<'t>> + '_ {
         match &self.plan {
             Plan::Merged { samples, starts } => {
-                let (lo, hi) = (starts[i], starts.get(i + 1).copied());
-                let cursors = self
-                    .tables
+                // No range there: no table to merge.
+                let lo = starts.get(ranges.start).copied();
+                let hi = starts.get(ranges.end).copied();
+                let tables = if lo.is_some() { self.tables } else { &[] };
+                let lo = lo.unwrap_or_default();
+                let cursors = tables
                     .iter()
                     .zip(samples)
                     .map(|(table, samples)| {
@@ -130,13 +160,12 @@ impl<'t> FirstSeenEntries<'t> {
                             .take_while(move |e| hi.is_none_or(|hi| e.first < hi))
                     })
                     .collect();
-                merge(cursors, emit)
+                Either::Merged(Merge::new(cursors))
             }
             Plan::Sorted(places) => {
-                let end = places.len().min((i + 1) * RANGE_ENTRIES);
-                places[i * RANGE_ENTRIES..end]
-                    .iter()
-                    .try_for_each(|&(_, t, offset)| emit(&self.tables[t].entry_at(offset)))
+                let start = places.len().min(ranges.start * RANGE_ENTRIES);
+                let end = places.len().min(ranges.end * RANGE_ENTRIES);
+                Either::Sorted(places[start..end].iter().map(|&(_, t, offset)| self.tables[t].entry_at(offset)))
             }
         }
     }
@@ -189,6 +218,24 @@ fn walked_samples(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
     Some(samples)
 }
 
+/// The entries of [`FirstSeenEntries::entries_in`] by plan.
+enum Either<M, S> {
+    Merged(M),
+    Sorted(S),
+}
+
+impl<'t, M: Iterator<Item = Entry<'t>>, S: Iterator<Item = Entry<'t>>> Iterator for Either<M, S> {
+    type Item = Entry<'t>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Entry<'t>> {
+        match self {
+            Either::Merged(m) => m.next(),
+            Either::Sorted(s) => s.next(),
+        }
+    }
+}
+
 /// K-way merge of sources each already in first-seen order. The heap holds
 /// the heads' positions beside their sources, so a comparison reads two
 /// positions from the heap itself rather than copying two entries out of
@@ -196,27 +243,38 @@ fn walked_samples(table: &KeyTable) -> Option<Vec<(Position, u64)>> {
 /// at two threads from 400–475 ms to 234–252 ms (sampled with `perf`).
 /// Each position and its source are one integer ([`heap_key`]), so that a
 /// comparison is one of two integers rather than a chain over fields.
-fn merge<'t>(
-    mut sources: Vec<impl Iterator<Item = Entry<'t>>>,
-    emit: &mut dyn FnMut(&Entry<'t>) -> io::Result<()>,
-) -> io::Result<()> {
-    assert!(sources.len() <= SOURCE_MASK as usize + 1, "too many sources to merge");
-    let mut heads: Vec<Option<Entry<'t>>> = sources.iter_mut().map(Iterator::next).collect();
-    // Positions are unique per class, so the source never decides the order.
-    let mut heap: BinaryHeap<Reverse<u128>> =
-        heads.iter().enumerate().filter_map(|(i, head)| head.map(|e| Reverse(heap_key(e.first, i)))).collect();
-    while let Some(mut top) = heap.peek_mut() {
+struct Merge<'t, I> {
+    sources: Vec<I>,
+    heads: Vec<Option<Entry<'t>>>,
+    heap: BinaryHeap<Reverse<u128>>,
+}
+
+impl<'t, I: Iterator<Item = Entry<'t>>> Merge<'t, I> {
+    fn new(mut sources: Vec<I>) -> Merge<'t, I> {
+        assert!(sources.len() <= SOURCE_MASK as usize + 1, "too many sources to merge");
+        let heads: Vec<Option<Entry<'t>>> = sources.iter_mut().map(Iterator::next).collect();
+        // Positions are unique per class, so the source never decides the order.
+        let heap =
+            heads.iter().enumerate().filter_map(|(i, head)| head.map(|e| Reverse(heap_key(e.first, i)))).collect();
+        Merge { sources, heads, heap }
+    }
+}
+
+impl<'t, I: Iterator<Item = Entry<'t>>> Iterator for Merge<'t, I> {
+    type Item = Entry<'t>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Entry<'t>> {
+        let mut top = self.heap.peek_mut()?;
         let i = (top.0 & SOURCE_MASK) as usize;
-        let next = sources[i].next();
-        if let Some(e) = std::mem::replace(&mut heads[i], next) {
-            emit(&e)?;
-        }
+        let next = self.sources[i].next();
         match next {
             Some(e) => top.0 = heap_key(e.first, i),
             None => drop(PeekMut::pop(top)),
         }
+        // A source in the heap has its head.
+        std::mem::replace(&mut self.heads[i], next)
     }
-    Ok(())
 }
 
 /// Bits of a heap key that hold the source.
@@ -259,6 +317,49 @@ mod tests {
         }
         assert_eq!(got.len(), order.len());
         got
+    }
+
+    /// What [`FirstSeenEntries::iter`] gives.
+    fn iterated(tables: &[KeyTable]) -> Vec<(Position, Vec<u8>, u64)> {
+        FirstSeenEntries::new(tables).iter().map(|e| (e.first, e.key.to_vec(), e.count)).collect()
+    }
+
+    proptest::proptest! {
+        /// The iterator gives what the callbacks give, and what a plain
+        /// reference gives: each key at its first occurrence, in the order
+        /// of the occurrences, with how many there were. The occurrences
+        /// are inserted in input order, and with `earlier`, one more comes
+        /// last with a position before all others (the sorted plan).
+        #[test]
+        fn iter_gives_each_key_at_its_first_occurrence(
+            keys in proptest::collection::vec(0u8..60, 0..3000),
+            tables_n in 1usize..6,
+            earlier in proptest::option::of(0u8..60),
+        ) {
+            let key = |k: u8| format!("urn:k:{k}").into_bytes();
+            let mut tables: Vec<KeyTable> = (0..tables_n).map(|_| KeyTable::new()).collect();
+            let mut occurrences: Vec<(Position, u8)> = Vec::new();
+            for (i, &k) in keys.iter().enumerate() {
+                occurrences.push((at(1, i as u64), k));
+            }
+            occurrences.extend(earlier.map(|k| (at(0, 7), k)));
+            for &(first, k) in &occurrences {
+                tables[usize::from(k) % tables_n].insert(&key(k), &key(k), first, 1);
+            }
+            // The reference: the occurrences in position order, each key
+            // listed when first met and counted after.
+            occurrences.sort();
+            let mut reference: Vec<(Position, Vec<u8>, u64)> = Vec::new();
+            for (first, k) in occurrences {
+                match reference.iter_mut().find(|(_, listed, _)| *listed == key(k)) {
+                    Some(listed) => listed.2 += 1,
+                    None => reference.push((first, key(k), 1)),
+                }
+            }
+            let got = iterated(&tables);
+            proptest::prop_assert_eq!(&got, &listed(&tables));
+            proptest::prop_assert_eq!(&got, &reference);
+        }
     }
 
     proptest::proptest! {
@@ -317,6 +418,8 @@ mod tests {
         let order = FirstSeenEntries::new(&tables);
         assert!(matches!(order.plan, Plan::Merged { .. }) && order.ranges() > 4, "{} ranges", order.ranges());
         assert_eq!(listed(&tables), by_position(&tables));
+        assert_eq!(iterated(&tables), by_position(&tables));
+        order.for_each_in_range(order.ranges(), &mut |_| panic!("no range past the last")).unwrap();
 
         tables[2].insert(b"urn:n:50002", b"URN:n:50002", at(0, 5), 1);
         let order = FirstSeenEntries::new(&tables);
@@ -324,6 +427,8 @@ mod tests {
         let got = listed(&tables);
         assert_eq!(got, by_position(&tables));
         assert_eq!(got[0], (at(0, 5), b"urn:n:50002".to_vec(), 2));
+        assert_eq!(iterated(&tables), got);
+        order.for_each_in_range(order.ranges(), &mut |_| panic!("no range past the last")).unwrap();
     }
 
     proptest::proptest! {
@@ -358,6 +463,7 @@ mod tests {
     #[test]
     fn no_tables_or_empty_tables_give_nothing() {
         assert_eq!(FirstSeenEntries::new(&[]).ranges(), 0);
+        assert_eq!(FirstSeenEntries::new(&[]).iter().count(), 0);
         let empty = [KeyTable::new(), KeyTable::new()];
         let order = FirstSeenEntries::new(&empty);
         assert!(order.is_empty());
@@ -369,6 +475,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(n, 0);
+        assert_eq!(order.iter().count(), 0);
     }
 
     #[test]
