@@ -87,6 +87,31 @@
 //!     .collect();
 //! assert_eq!(found, [&b"urn:isbn:0451450523"[..], b"urn:ietf:params:xml:ns:xmpp-tls"]);
 //! ```
+//!
+//! ## Choosing the threads
+//!
+//! Parallel work (a scan split into chunks, a [`job`], a deduplication)
+//! runs on the current [rayon] thread pool: the global one, with a thread
+//! per core, unless called from [`ThreadPool::install`](rayon::ThreadPool::install).
+//! The crate re-exports its rayon as [`urnscan::rayon`](crate::rayon), so
+//! that a caller builds that pool without depending on the same rayon
+//! version:
+//!
+//! ```
+//! use urnscan::rayon::ThreadPoolBuilder;
+//! use urnscan::{Event, ExtractOptions, Scanner};
+//!
+//! let pool = ThreadPoolBuilder::new().num_threads(2).build()?;
+//! let text = "urn:isbn:0451450523 ".repeat(100_000);
+//! let scanner = Scanner::new(ExtractOptions::default());
+//! let events = pool.install(|| {
+//!     assert_eq!(urnscan::rayon::current_num_threads(), 2);
+//!     scanner.scan(text.as_bytes())
+//! });
+//! assert_eq!(events.len(), 100_000);
+//! assert!(events.iter().all(|e| matches!(e, Event::Urn { len: 19, .. })));
+//! # Ok::<(), urnscan::rayon::ThreadPoolBuildError>(())
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -122,3 +147,9 @@ pub use grammar::{parse, parse_prefix, Grammar, MAX_URN_LEN};
 pub use nid::{classify as classify_nid, NidClass, NidClassifier, NidFilter};
 pub use scan::{Event, Scanner};
 pub use urn::{Urn, UrnBuf};
+
+/// The rayon this crate runs its parallel work on, so that a caller sets
+/// the thread count (`urnscan::rayon::ThreadPoolBuilder`, then
+/// `ThreadPool::install`) without depending on the same rayon version; see
+/// [Choosing the threads](crate#choosing-the-threads).
+pub use rayon;
