@@ -1025,6 +1025,27 @@ fn invalid_records_have_the_same_fields_in_jsonl_and_csv() {
     assert_eq!(from_csv[1][1..4], ["16", "nid-bad-char", "5"]);
 }
 
+/// A rejected candidate's text holds what follows it in its input (up to
+/// 64 bytes), line ends and tabs too. JSON escapes them (`\t`, `\r`,
+/// `\n`) and a quoted CSV field holds them, so both carry the bytes as
+/// they are; text shows them as spaces, one record per line (README).
+#[test]
+fn invalid_candidates_keep_their_tabs_and_line_ends_in_jsonl_and_csv() {
+    // `urn:` then a tab: the NID is empty (RFC 8141 §2), at byte 4.
+    let input = b"urn:\tab\r\n";
+    let o = urnscan_in(&["scan", "--invalid", "--format", "jsonl"], input);
+    let v: serde_json::Value = serde_json::from_str(text(&o).trim_end()).unwrap();
+    assert_eq!((&v["kind"], &v["error_offset"]), (&"nid-empty".into(), &4.into()));
+    assert_eq!(v["candidate"], "urn:\tab\r\n");
+    assert!(text(&o).contains(r#""candidate":"urn:\tab\r\n""#), "{}", text(&o));
+    let o = urnscan_in(&["scan", "--invalid", "--format", "csv"], input);
+    let csv = csv_records(&text(&o));
+    assert_eq!(csv.len(), 2, "{:?}", text(&o));
+    assert_eq!(csv[1], ["-", "0", "nid-empty", "4", "urn:\tab\r\n"]);
+    let o = urnscan_in(&["scan", "--invalid"], input);
+    assert_eq!(text(&o), "-:0:nid-empty\turn: ab  \n");
+}
+
 #[test]
 fn stats_as_csv_is_the_nid_table_of_the_json() {
     // Three NIDs: `isbn` (formal: registered with IANA) twice, in two

@@ -353,7 +353,8 @@ pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// A rejected candidate or invalid input as printed: invalid UTF-8 as U+FFFD and control
+/// A rejected candidate or invalid input as text output prints it (JSON
+/// and CSV carry its bytes): invalid UTF-8 as U+FFFD and control
 /// characters as spaces, so that a record stays on one line. Most are
 /// printable text and shown as they are, without a copy. Measured
 /// (2026-11-28, 2-core KVM guest, `benches/ab.sh`, 7 rounds, medians):

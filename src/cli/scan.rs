@@ -495,10 +495,14 @@ impl Records {
         candidate: &[u8],
         error: &UrnError,
     ) -> io::Result<()> {
-        let shown = shown(candidate);
         let kind = error.kind().as_str();
         match self.format {
             Format::Text => {
+                // Control characters as spaces: one record per line, and no
+                // escape sequence reaches a terminal. JSON and CSV carry
+                // the candidate's own bytes (as UTF-8, U+FFFD for what is
+                // not): escaped in JSON, in a quoted field in CSV.
+                let shown = shown(candidate);
                 // The path even of a single input (as this record always
                 // had it before -H and -I), unless -I.
                 if !self.no_path {
@@ -523,10 +527,11 @@ impl Records {
                     at.offset,
                     error.offset()
                 )?;
-                json_str(out, &shown)?;
+                json_str(out, &String::from_utf8_lossy(candidate))?;
                 out.write_all(b"}\n")
             }
             Format::Csv => {
+                let candidate = String::from_utf8_lossy(candidate);
                 let (mut line_text, mut offset_text, mut error_text) =
                     (itoa::Buffer::new(), itoa::Buffer::new(), itoa::Buffer::new());
                 let (path, kind) = (file.name.as_bytes(), kind.as_bytes());
@@ -535,9 +540,9 @@ impl Records {
                 match at.line {
                     Some(line) => {
                         let line = line_text.format(line).as_bytes();
-                        write_csv_record(out, &[path, line, offset, kind, error_offset, shown.as_bytes()])
+                        write_csv_record(out, &[path, line, offset, kind, error_offset, candidate.as_bytes()])
                     }
-                    None => write_csv_record(out, &[path, offset, kind, error_offset, shown.as_bytes()]),
+                    None => write_csv_record(out, &[path, offset, kind, error_offset, candidate.as_bytes()]),
                 }
             }
         }
