@@ -64,8 +64,13 @@ fn jsonl_has_exactly_the_schema_fields_in_order() {
     }
     assert_eq!(v["error"]["kind"], "nid-too-short");
     assert_eq!(v["error"]["offset"], 5);
+    // The one-line message, the first line of the text verdict's error,
+    // without the drawing of the input and its caret (offset has that).
     let message = v["error"]["message"].as_str().unwrap();
-    assert!(message.contains("urn:a:b\n") && message.ends_with("     ^"), "{message}");
+    assert!(message.starts_with("nid-too-short at byte 5: ") && !message.contains('\n'), "{message:?}");
+    let text = stdout(&urnscan(&["check", "urn:a:b"], b""));
+    assert_eq!(text.lines().next(), Some(format!("urn:a:b\tinvalid\t{message}").as_str()));
+    assert!(text.lines().nth(2).is_some_and(|caret| caret.ends_with("     ^")), "{text}");
 }
 
 #[test]

@@ -321,8 +321,10 @@ fn write_jsonl(out: &mut Vec<u8>, input: &[u8], result: &Result<Urn, UrnError>, 
                   \"nid_class\":null,\"error\":{\"kind\":",
             );
             json_str(out, e.kind().as_str())?;
+            // The one-line message: the caret drawing is for a person,
+            // and `offset` says where.
             write!(out, ",\"offset\":{},\"message\":", e.offset())?;
-            json_str(out, &e.render(input))?;
+            json_str(out, &e.message())?;
             out.extend_from_slice(b"}}\n");
             Ok(())
         }
@@ -542,7 +544,7 @@ mod tests {
                 let json = serde_json::json!({
                     "input": shown, "valid": false, "nid": null, "nss": null, "r": null, "q": null, "f": null,
                     "key": null, "nid_class": null,
-                    "error": {"kind": e.kind().as_str(), "offset": e.offset(), "message": e.render(input)},
+                    "error": {"kind": e.kind().as_str(), "offset": e.offset(), "message": e.message()},
                 });
                 (text, json)
             }

@@ -729,7 +729,7 @@ pub struct CheckArgs {
 pub enum CheckFormat {
     /// One line per input: parts, or the error with a caret.
     Text,
-    /// One JSON object per input.
+    /// One JSON object per input (an error's message on one line, without the caret).
     Jsonl,
 }
 
