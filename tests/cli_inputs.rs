@@ -726,3 +726,30 @@ fn globs_choose_the_files_of_walked_directories() {
         assert!(bad.err.contains("invalid glob `a[b`"), "{cmd}: {}", bad.err);
     }
 }
+
+/// An empty path argument names no file: reported on stderr as a missing
+/// path is (the same message, with the empty name), the other inputs
+/// still read, status 2 (README: "an input could not be read"), as `grep
+/// x ''` does; not a usage error, and not a reason to read stdin instead.
+#[test]
+fn an_empty_path_argument_is_a_missing_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.txt", b"see urn:ab:1\n");
+    let d = write(dir.path(), "d.txt", b"urn:ab:1\n");
+    let gone = "no-such-input-here";
+    for (args, out) in [
+        (vec!["scan", "", &a], format!("{a}:4:urn:ab:1\n")),
+        (vec!["scan", &a, ""], format!("{a}:4:urn:ab:1\n")),
+        (vec!["dedup", "-q", "", &d], "urn:ab:1\n".to_owned()),
+    ] {
+        let run = urnscan_in(&args, b"urn:zz:stdin\n");
+        assert_eq!((run.code, &run.out), (Some(2), &out), "{args:?}: {}", run.err);
+        let named: Vec<&str> = args.iter().map(|&arg| if arg.is_empty() { gone } else { arg }).collect();
+        let missing = urnscan_in(&named, b"urn:zz:stdin\n");
+        assert_eq!((missing.code, &missing.out), (Some(2), &out), "{named:?}");
+        assert_eq!(run.err, missing.err.replace(gone, ""), "{args:?}");
+        assert_eq!(run.err.lines().count(), 1, "{args:?}: {}", run.err);
+    }
+    let alone = urnscan_in(&["scan", ""], b"urn:zz:stdin\n");
+    assert_eq!((alone.code, alone.out.as_str(), alone.err.lines().count()), (Some(2), "", 1), "{}", alone.err);
+}

@@ -260,6 +260,15 @@ fn max_count_arg(text: &str) -> Result<u64, String> {
     }
 }
 
+/// The parser of input paths: any argument, an empty one too. clap's own
+/// refuses `''` as a missing value; here it is a path that names no file,
+/// reported as any missing input is (as `grep PATTERN ''` does), while the
+/// other inputs are still read.
+fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(PathBuf::from)
+}
+
 /// Paths are printed (scan's `path:` prefix, dedup's rejects column)
 /// unless there is only one input file (or stdin): a directory may hold
 /// any number of files, so one directory counts as many, as in grep -r.
@@ -281,7 +290,7 @@ fn min_count(min_count: Option<u64>, repeated: bool) -> u64 {
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
     /// Files or directories to scan; none or `-` reads stdin.
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     paths: Vec<PathBuf>,
     /// One line per distinct URN (RFC 8141 equivalence), sorted by key:
     /// count and first-seen form.
@@ -616,7 +625,7 @@ Exit status: 0 on success (also when no URN is left), 1 with --strict if a line 
 pub struct DedupArgs {
     /// Files of one URN per line (directories: their files, walked as `scan` walks them); none or
     /// `-` reads stdin.
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", value_parser = any_path())]
     files: Vec<PathBuf>,
     #[command(flatten)]
     inputs: InputArgs,
