@@ -286,6 +286,21 @@ fn jsonl_and_csv_give_the_first_occurrence() {
     );
 }
 
+/// A rejected line is quoted on stderr with its bytes escaped as
+/// `<[u8]>::escape_ascii` does (`\xff`, `\x00`, `\x01`, `\"`), so a byte
+/// that is not UTF-8 or not printable shows as itself, not as U+FFFD or a
+/// Rust escape of its lossy text; a line longer than 120 bytes is cut there.
+#[test]
+fn rejected_lines_are_quoted_with_their_bytes_escaped() {
+    let long = [&b"urn:a:"[..], &[1u8; 150]].concat();
+    let input = [&b"urn:ex:\xff\x00a\n\"urn:ab\"\n"[..], &long, b"\n"].concat();
+    let o = dedup(&[], &input);
+    let err = stderr(&o);
+    let quoted: Vec<&str> = err.lines().filter_map(|l| l.split_once(", at byte ").map(|(_, q)| q)).collect();
+    let cut = format!("5 of \"urn:a:{}...\"", r"\x01".repeat(114));
+    assert_eq!(quoted, [r#"7 of "urn:ex:\xff\x00a""#, r#"0 of "\"urn:ab\"""#, cut.as_str()], "{err}");
+}
+
 #[test]
 fn rejects_on_stderr_and_in_a_file() {
     let input = b"urn:ab:x\nurn:a:b\n\nnot a urn\nurn:ab:x\n";

@@ -324,18 +324,18 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// `the NID must be ... (RFC 8141 §2), at byte 5 of "urn:a:b"`.
+/// `the NID must be ... (RFC 8141 §2), at byte 5 of "urn:a:b"`: the line's
+/// first [`SHOWN`] bytes escaped as `<[u8]>::escape_ascii` does (`\xff`,
+/// `\x00`, `\t`, `\"`), so that every byte shows as itself, on one line.
 fn describe(error: &UrnError, text: &[u8]) -> String {
-    const SHOWN: usize = 120;
     let message = error.message();
     let detail = message.split_once(": ").map_or(message.as_str(), |(_, d)| d);
-    let lossy = String::from_utf8_lossy(text);
-    let mut shown: String = lossy.chars().take(SHOWN).collect();
-    if lossy.chars().nth(SHOWN).is_some() {
-        shown.push_str("...");
-    }
-    format!("{detail}, at byte {} of {shown:?}", error.offset())
+    let more = if text.len() > SHOWN { "..." } else { "" };
+    format!("{detail}, at byte {} of \"{}{more}\"", error.offset(), text[..text.len().min(SHOWN)].escape_ascii())
 }
+
+/// The most bytes of a rejected line quoted on stderr.
+const SHOWN: usize = 120;
 
 /// Prints every class to stdout.
 fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result<Finished> {

@@ -609,13 +609,14 @@ Examples:
 
 Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped,
 and so is a UTF-8 byte-order mark before an input's first line (as Notepad writes it).
-Invalid lines go to stderr as FILE:LINE: kind: message (FILE is - for stdin), or with --rejects to a
-TSV file ([path<TAB>]line<TAB>kind<TAB>text: the path column unless the input is one file or stdin,
-so a directory, even of one file, has it; the text is the trimmed line; in the path (its own bytes)
-and the text, a tab, line feed, carriage return and backslash are written \\t, \\n, \\r and \\\\, so a
-row splits at every tab); then a summary of the counts. --quiet hides both on stderr
-but never skips the --rejects file. To find URNs inside running text (logs, XML, JSON), use
-`urnscan scan --unique`: dedup judges each line whole.
+Invalid lines go to stderr as FILE:LINE: kind: message, at byte N of \"text\" (FILE is - for stdin;
+the text is the line's first 120 bytes, those that are not printable ASCII escaped: \\xff, \\t, \\\"),
+or with --rejects to a TSV file ([path<TAB>]line<TAB>kind<TAB>text: the path column unless the
+input is one file or stdin, so a directory, even of one file, has it; the text is the trimmed line;
+in the path (its own bytes) and the text, a tab, line feed, carriage return and backslash are
+written \\t, \\n, \\r and \\\\, so a row splits at every tab); then a summary of the counts.
+--quiet hides both on stderr but never skips the --rejects file. To find URNs inside running text
+(logs, XML, JSON), use `urnscan scan --unique`: dedup judges each line whole.
 
 Exit status: 0 on success (also when no URN is left), 1 with --strict if a line is invalid,
 2 if an input could not be read (the other inputs are still processed).";
