@@ -23,20 +23,33 @@ fn exit_status_says_whether_all_are_valid() {
     assert_eq!(urnscan(&["check", "--no-such-flag"], b"").status.code(), Some(2));
 }
 
-/// An argument that names a file is judged as the text it is (no URN),
-/// and stderr says how to check the file's lines instead; other invalid
-/// arguments, and a file named like a URN, get no hint.
+/// An argument that names a file or a directory is judged as the text it
+/// is (not-urn at byte 0, the same verdict as without the path), and one
+/// line on stderr says how check reads its input (its --help) and which
+/// commands read files (scan, dedup); other invalid arguments, and a file
+/// named like a URN, get no hint.
 #[test]
-fn a_file_given_as_an_argument_gets_a_hint() {
+fn a_path_given_as_an_argument_gets_a_hint() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("urns.txt");
     std::fs::write(&list, "urn:ab:c\n").unwrap();
     let list = list.to_str().unwrap();
-    let o = urnscan(&["check", list, "urn:ab:c"], b"");
-    assert_eq!(o.status.code(), Some(1), "the path is no URN");
-    assert!(stdout(&o).starts_with(&format!("{list}\tinvalid\tnot-urn")), "{}", stdout(&o));
-    let hint = format!("hint: {list} is a file, not a URN: to check its lines, run `urnscan check < {list}`\n");
-    assert_eq!(String::from_utf8_lossy(&o.stderr), hint);
+    let folder = dir.path().to_str().unwrap();
+    for (path, what) in [(list, "a file"), (folder, "a directory")] {
+        let o = urnscan(&["check", path, "urn:ab:c"], b"");
+        assert_eq!(o.status.code(), Some(1), "the path is no URN");
+        let verdict = stdout(&urnscan(&["check", "no-such-path"], b"")).replace("no-such-path", path);
+        assert!(stdout(&o).starts_with(&verdict), "{}", stdout(&o));
+        assert!(verdict.starts_with(&format!("{path}\tinvalid\tnot-urn at byte 0")), "{verdict}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("hint: {path} is {what}, not a URN")), "{err}");
+        for says in ["urnscan check --help", &format!("urnscan scan {path}"), &format!("urnscan dedup {path}")] {
+            assert!(err.contains(says), "{says}: {err}");
+        }
+        let o = urnscan(&["check", "--format", "jsonl", path], b"");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), err, "jsonl");
+    }
     for args in [&["check", "no-such-file", "urn:a:b"][..], &["check", "urn:ab:c"]] {
         assert_eq!(urnscan(args, b"").stderr, b"", "{args:?}");
     }

@@ -27,7 +27,7 @@ use urnscan::lines::line_ranges;
 use urnscan::ordered::InOrder;
 use urnscan::source::{self, Contents, Input, MmapPolicy};
 use urnscan::transcode::{without_utf8_bom, Encoding};
-use urnscan::{parse, Grammar, NidClassifier, Urn, UrnError};
+use urnscan::{parse, ErrorKind, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
 use super::output::{json_appended, json_str, shown};
@@ -56,19 +56,31 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     for hint in hints {
         eprintln!("{hint}");
     }
-    if let Some(path) = args.urns.iter().find(|arg| names_a_file(arg)) {
-        let path = Path::new(path).display();
-        eprintln!("hint: {path} is a file, not a URN: to check its lines, run `urnscan check < {path}`");
+    if let Some(hint) = args.urns.iter().find_map(|arg| path_hint(arg, judge.grammar)) {
+        eprintln!("{hint}");
     }
     Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// Whether a command-line argument is the path of a file rather than a
-/// URN (it does not start with `urn:`): `urnscan check urns.txt` judges
-/// the path itself, where its user most likely meant the file's lines.
-fn names_a_file(arg: &OsString) -> bool {
-    let starts_like_a_urn = os_bytes(arg).get(..4).is_some_and(|head| head.eq_ignore_ascii_case(b"urn:"));
-    !starts_like_a_urn && Path::new(arg).is_file()
+/// The hint for a command-line argument that is no URN at all (not-urn)
+/// and names an existing file or directory: `urnscan check urns.txt` or
+/// `urnscan check dump/` judges the path itself, where its user most
+/// likely meant what it holds. The verdict stays what it is; the hint
+/// says how `check` reads its input and which commands read files.
+fn path_hint(arg: &OsString, grammar: Grammar) -> Option<String> {
+    let not_urn = parse(&os_bytes(arg), grammar).is_err_and(|e| e.kind() == ErrorKind::NotUrn);
+    let path = Path::new(arg);
+    let what = match std::fs::metadata(path) {
+        Ok(meta) if not_urn && meta.is_dir() => "a directory",
+        Ok(_) if not_urn => "a file",
+        _ => return None,
+    };
+    let path = path.display();
+    Some(format!(
+        "hint: {path} is {what}, not a URN: check judges its arguments as URNs, or the lines of stdin \
+         (`urnscan check < FILE`; see `urnscan check --help`); `urnscan scan {path}` finds the URNs in \
+         files and `urnscan dedup {path}` reads files of one URN per line"
+    ))
 }
 
 /// Bytes of stdin read per round: enough lines for every thread to have

@@ -703,7 +703,9 @@ Examples:
   urnscan check --rfc2141 urn:foo:a123,456
   urnscan check --invalid < list.txt    only the invalid lines, each with a caret
 
-Arguments are URNs, never files: a list of URNs is read on stdin.
+Arguments are URNs, never files: a list of URNs is read on stdin. An argument that is no URN and
+names a file or directory gets a hint on stderr: `urnscan scan PATH` finds the URNs in files, and
+`urnscan dedup PATH` reads files of one URN per line.
 
 Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
 
