@@ -900,3 +900,23 @@ fn stats_of_a_dataset_are_its_truth_grouped_by_nid() {
     assert!(outputs.iter().all(|o| *o == outputs[0]), "same bytes in every mode");
     assert_eq!(fs::read_dir(&spill_dir).unwrap().count(), 0, "spill files are removed");
 }
+
+/// `-c` and `-k` shape text output only: with `--format jsonl`, `json` or
+/// `csv`, whose records always carry the key and the count, they are
+/// accepted and change nothing, and their --help says so.
+#[test]
+fn count_and_keys_say_they_do_nothing_to_jsonl_and_csv() {
+    let input = b"URN:AB:x\nurn:ab:x\nurn:cd:y\n";
+    for format in ["jsonl", "json", "csv"] {
+        let plain = dedup(&["--format", format], input);
+        let both = dedup(&["--format", format, "-c", "-k"], input);
+        assert_eq!((both.status.code(), stdout(&both)), (Some(0), stdout(&plain)), "{format}");
+    }
+    let help = stdout(&dedup(&["--help"], b""));
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (option, next) in [("-c, --count", "-k, --keys"), ("-k, --keys", "--min-count")] {
+        let start = help.find(option).unwrap();
+        let text = &help[start..start + help[start..].find(next).unwrap()];
+        assert!(text.to_lowercase().contains("no effect with --format jsonl, json or csv"), "{text}");
+    }
+}

@@ -637,10 +637,12 @@ pub struct DedupArgs {
     /// by count (most lines first, equal counts by key).
     #[arg(long, value_enum, default_value_t = dedup::SortOrder::FirstSeen)]
     sort: dedup::SortOrder,
-    /// Text output: prefix each class with its number of lines (count<TAB>urn).
+    /// Text output: prefix each class with its number of lines (count<TAB>urn). No effect with
+    /// --format jsonl, json or csv, whose records always carry the count.
     #[arg(short, long)]
     count: bool,
-    /// Text output: print the equivalence key instead of the first-seen form.
+    /// Text output: print the equivalence key instead of the first-seen form. No effect with
+    /// --format jsonl, json or csv, whose records always carry both.
     #[arg(short, long)]
     keys: bool,
     /// Only the classes of at least N lines (the summary's `distinct` still counts them all).
