@@ -419,6 +419,33 @@ fn unique_with_repeated_and_min_count() {
     }
 }
 
+/// README's exit status: 0 when the run selected something to print.
+/// With `--unique` that is the URNs it lists, so `-d` or `--min-count`
+/// that leave every URN out mean 1 (as `uniq -d` selecting nothing, and
+/// `grep` selecting no line); with `--unique --invalid` the rejected
+/// candidates and the unique URNs both are listed, and either is found.
+#[test]
+fn unique_status_follows_the_urns_it_lists() {
+    let status = |args: &[&str], input: &[u8]| {
+        let o = urnscan_in(&[&["scan", "-u"][..], args].concat(), input);
+        (o.status.code(), text(&o).is_empty())
+    };
+    // Every URN once: -d and --min-count 2 list none.
+    let once = b"urn:ab:c urn:ab:d\n";
+    assert_eq!(status(&[], once), (Some(0), false));
+    assert_eq!(status(&["-d"], once), (Some(1), true));
+    assert_eq!(status(&["--min-count", "2", "--sort", "first-seen"], once), (Some(1), true));
+    assert_eq!(status(&["-d", "--sort", "count", "--format", "jsonl"], once), (Some(1), true));
+    assert_eq!(status(&["-d"], b"urn:ab:c urn:ab:c\n"), (Some(0), false));
+    // --invalid beside --unique: the rejected candidates and the unique
+    // URNs are listed; either one found is 0, neither 1.
+    assert_eq!(status(&["--invalid"], b"urn:ab:c urn:a:b\n"), (Some(0), false));
+    assert_eq!(status(&["--invalid"], b"urn:a:b\n"), (Some(0), false));
+    assert_eq!(status(&["--invalid"], once), (Some(0), false));
+    assert_eq!(status(&["--invalid", "-d"], once), (Some(1), true));
+    assert_eq!(status(&["--invalid"], b"no urn\n"), (Some(1), true));
+}
+
 #[test]
 fn count_reports_unreadable_inputs_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();

@@ -114,7 +114,10 @@ fn man_page_has_sections_subcommands_and_the_help_examples() {
     // The exit status of each convention named in the issue.
     let status = plain.split(".SH EXIT STATUS").nth(1).unwrap();
     assert!(
-        status.contains("0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2"),
+        status.contains(
+            "0 if a URN was found (with --invalid: a rejected candidate; with --unique: a URN it lists, -d or \
+             --min-count may leave none; with both, either), 1 if none, 2"
+        ),
         "scan's exit status"
     );
     assert!(status.contains("1 with --strict"), "dedup's exit status");

@@ -1,8 +1,9 @@
 //! Command-line interface: argument definitions and dispatch.
 //!
-//! Exit codes follow ripgrep: 0 when something was found (or, for `check`,
-//! every input is valid), 1 when nothing was found (or an input is invalid),
-//! 2 on an error. A closed output pipe (`urnscan ... | head`) ends the
+//! Exit codes follow ripgrep: 0 when the run selected something (for
+//! `scan`, what it lists: URNs, unique URNs past `-d`, rejected
+//! candidates; for `check`, every input is valid), 1 when nothing was
+//! selected (or an input is invalid), 2 on an error. A closed output pipe (`urnscan ... | head`) ends the
 //! program quietly with the status it would have had.
 
 mod bench;
@@ -248,7 +249,9 @@ Examples:
 Text output prints paths as their bytes are (on Unix, as grep does), so a printed path names its
 file; jsonl, json and csv must be UTF-8 and show a byte that is not UTF-8 as U+FFFD there.
 
-Exit status: 0 if a URN was found (with --invalid: a rejected candidate), 1 if none, 2 if an input could not be read (with -q: 0 once one is found).";
+Exit status: 0 if a URN was found (with --invalid: a rejected candidate; with --unique: a URN it
+lists, -d or --min-count may leave none; with both, either), 1 if none, 2 if an input could not be
+read (with -q: 0 once one is found).";
 
 /// `--max-count`'s NUM: 1 or more, since a scan that may read nothing
 /// of its inputs had better not be run.

@@ -5,6 +5,7 @@
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -113,11 +114,17 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // are printed in key order; `--stats` alone, or after the first-seen
     // order, counts them in hash maps.
     let mut nids = None;
+    // What the run found, for its status: the URNs it lists (with
+    // --unique, those of enough occurrences), or the rejected candidates.
+    let mut found = printer.records.sought(&outcome.totals);
     if args.unique {
         let min_count = super::min_count(args.min_count, args.repeated);
-        nids = printer
+        let listed;
+        (nids, listed) = printer
             .unique(&mut outcome, args.stats, args.sort, min_count)
             .context("cannot write to standard output")?;
+        // --invalid beside --unique lists both.
+        found = if args.invalid { found + u64::from(listed) } else { u64::from(listed) };
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| NidStats::from_table(&outcome.table));
@@ -139,13 +146,14 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         // Not being able to say it is no reason to fail a finished run.
         let _ = io::stderr().lock().write_all(line.as_bytes());
     }
-    Ok(exit_code(&outcome.totals, printer.records.sought(&outcome.totals)))
+    Ok(exit_code(&outcome.totals, found))
 }
 
 /// ripgrep's convention: 2 when any input failed, else 0 if what the run
-/// looks for was `found`, 1 if not: a URN, or with `--invalid` a rejected
-/// candidate (as grep's status follows the lines it selects, so that `scan
-/// --invalid -l` says by its status whether it listed a file).
+/// selects was `found`, 1 if not: a URN (with `--unique`, one it lists:
+/// `-d` may leave out every one), or with `--invalid` a rejected candidate
+/// (as grep's status follows the lines it selects, so that `scan --invalid
+/// -l` says by its status whether it listed a file).
 fn exit_code(totals: &Totals, found: u64) -> ExitCode {
     if totals.errors > 0 {
         ExitCode::from(2)
@@ -238,7 +246,8 @@ impl<W: Write> Printer<'_, W> {
         Ok(())
     }
 
-    /// The unique URNs of `min_count` occurrences or more, in `order`.
+    /// The unique URNs of `min_count` occurrences or more, in `order`, and
+    /// whether there was any to list.
     /// Millions of lines take a while to format, so ranges of entries are
     /// formatted in parallel and written in order ([`write_in_order`]). In
     /// key order, with `count_nids`, the same pass counts every entry (the
@@ -252,14 +261,20 @@ impl<W: Write> Printer<'_, W> {
         count_nids: bool,
         order: SortOrder,
         min_count: u64,
-    ) -> io::Result<Option<NidStats>> {
+    ) -> io::Result<(Option<NidStats>, bool)> {
         self.header_done = false;
         self.header("key,urn,count,nid,path,offset")?;
         let inputs = &outcome.inputs;
         let format = self.records.format;
+        let listed = AtomicBool::new(false);
         let record = |e: &Entry<'_>, text: &mut Vec<u8>| {
             if e.count < min_count {
                 return Ok(());
+            }
+            // Read before it is written: the flag's cache line stays shared
+            // by the formatting threads once it is set.
+            if !listed.load(Ordering::Relaxed) {
+                listed.store(true, Ordering::Relaxed);
             }
             let path = inputs.get(e.first.file as usize).map_or("", String::as_str);
             unique_record(text, format, e, path)
@@ -267,11 +282,11 @@ impl<W: Write> Printer<'_, W> {
         match order {
             SortOrder::FirstSeen => {
                 outcome.table.first_seen().write_in_order(&mut self.out, &record)?;
-                return Ok(None);
+                return Ok((None, listed.into_inner()));
             }
             SortOrder::Count => {
                 outcome.table.by_count().write_in_order(&mut self.out, &record)?;
-                return Ok(None);
+                return Ok((None, listed.into_inner()));
             }
             SortOrder::Key => {}
         }
@@ -290,11 +305,12 @@ impl<W: Write> Printer<'_, W> {
             *runs.lock().unwrap_or_else(PoisonError::into_inner) = block_runs;
             Ok(())
         })?;
+        let listed = listed.into_inner();
         if !count_nids {
-            return Ok(None);
+            return Ok((None, listed));
         }
         let blocks = blocks.into_iter().map(|(_, runs)| runs.into_inner().unwrap_or_else(PoisonError::into_inner));
-        Ok(Some(NidRuns::joined(blocks.collect()).into_stats()))
+        Ok((Some(NidRuns::joined(blocks.collect()).into_stats()), listed))
     }
 
     /// An input's count (`--count`): `path:count`, or the count alone.
