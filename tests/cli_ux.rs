@@ -460,3 +460,37 @@ fn thread_counts_past_eight_per_cpu_are_lowered_with_a_note() {
         assert_eq!(stderr(&o), stderr(&want), "{sub:?}");
     }
 }
+
+/// Help and the version that cannot be written are an error, as any
+/// output that fails is (README: status 2, one line on stderr naming
+/// standard output); a closed pipe (`urnscan --help | head -1`) ends the
+/// program quietly with the status it would have had (0).
+#[test]
+fn help_and_version_that_cannot_be_written_exit_2() {
+    let Ok(full) = fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    for args in [&["--help"][..], &["--version"], &["-V"], &["scan", "--help"], &["help", "dedup"], &["check", "-h"]] {
+        let o = run(urnscan().args(args).stdout(full.try_clone().unwrap()));
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains("standard output") && err.contains("No space left on device"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        // Where it can be written, the same arguments succeed.
+        let o = run(urnscan().args(args));
+        assert_eq!((o.status.code(), o.stderr.is_empty(), o.stdout.is_empty()), (Some(0), true, false), "{args:?}");
+    }
+    // A closed pipe: our end of it is gone before (or while) urnscan writes.
+    for args in [&["--help"][..], &["--version"]] {
+        let mut child = urnscan()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()), "{args:?}");
+    }
+}

@@ -976,10 +976,35 @@ impl Ui {
     }
 }
 
+/// What clap has to say instead of a run: help or the version on stdout
+/// (status 0), or a usage error on stderr (status 2). clap's own `exit`
+/// ignores a failed write, so `urnscan --help > /dev/full` exited 0 with
+/// nothing written; here output that cannot be written is an error
+/// (status 2), as for any other output, except a closed pipe (`urnscan
+/// --help | head -1`), which ends the program quietly with the status it
+/// would have had, as [`run`] treats one.
+fn parse_error(err: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let status = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    let printed = err.print().and_then(|()| if err.use_stderr() { Ok(()) } else { std::io::stdout().flush() });
+    match printed {
+        Ok(()) => status,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => status,
+        Err(e) => {
+            let stream = if err.use_stderr() { "standard error" } else { "standard output" };
+            Ui::detect(ColorWhen::Auto).error(format_args!("cannot write to {stream}: {e}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Parses the arguments, runs the subcommand, and turns its outcome into an
 /// exit status.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return parse_error(&err),
+    };
     let ui = Ui::detect(cli.color);
     let outcome = match cli.command {
         Command::Check(args) => with_threads(args.threads, ui, || check::run(&args, ui)),
