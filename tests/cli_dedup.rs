@@ -292,13 +292,37 @@ fn jsonl_and_csv_give_the_first_occurrence() {
 /// Rust escape of its lossy text; a line longer than 120 bytes is cut there.
 #[test]
 fn rejected_lines_are_quoted_with_their_bytes_escaped() {
+    // Printable text as itself (é), every other byte as escape_ascii
+    // escapes it: not UTF-8, NUL, a C1 control (U+0085), quotes, a
+    // backslash; 120 bytes at most, not cutting a character in two.
     let long = [&b"urn:a:"[..], &[1u8; 150]].concat();
-    let input = [&b"urn:ex:\xff\x00a\n\"urn:ab\"\n"[..], &long, b"\n"].concat();
+    let accents = format!("urn:a:x{}", "é".repeat(100));
+    let input = [
+        &b"urn:ex:\xff\x00a\n\"urn:ab\"\n"[..],
+        "urn:x:é\u{85}\\\n".as_bytes(),
+        &long,
+        b"\n",
+        accents.as_bytes(),
+        b"\n",
+    ]
+    .concat();
     let o = dedup(&[], &input);
     let err = stderr(&o);
     let quoted: Vec<&str> = err.lines().filter_map(|l| l.split_once(", at byte ").map(|(_, q)| q)).collect();
     let cut = format!("5 of \"urn:a:{}...\"", r"\x01".repeat(114));
-    assert_eq!(quoted, [r#"7 of "urn:ex:\xff\x00a""#, r#"0 of "\"urn:ab\"""#, cut.as_str()], "{err}");
+    // 7 bytes, then 56 two-byte é make 119: the 57th would end at byte 121.
+    let cut_accents = format!("5 of \"urn:a:x{}...\"", "é".repeat(56));
+    assert_eq!(
+        quoted,
+        [
+            r#"7 of "urn:ex:\xff\x00a""#,
+            r#"0 of "\"urn:ab\"""#,
+            r#"5 of "urn:x:é\xc2\x85\\""#,
+            cut.as_str(),
+            cut_accents.as_str()
+        ],
+        "{err}"
+    );
 }
 
 #[test]

@@ -325,17 +325,43 @@ impl<'a> Reporter<'a> {
 }
 
 /// `the NID must be ... (RFC 8141 §2), at byte 5 of "urn:a:b"`: the line's
-/// first [`SHOWN`] bytes escaped as `<[u8]>::escape_ascii` does (`\xff`,
-/// `\x00`, `\t`, `\"`), so that every byte shows as itself, on one line.
+/// first [`SHOWN`] bytes (not cutting a character in two), [`quoted`].
 fn describe(error: &UrnError, text: &[u8]) -> String {
     let message = error.message();
     let detail = message.split_once(": ").map_or(message.as_str(), |(_, d)| d);
-    let more = if text.len() > SHOWN { "..." } else { "" };
-    format!("{detail}, at byte {} of \"{}{more}\"", error.offset(), text[..text.len().min(SHOWN)].escape_ascii())
+    let mut end = text.len().min(SHOWN);
+    // Back to the start of a UTF-8 character, at most 3 continuation bytes.
+    for _ in 0..3 {
+        if end < text.len() && end > 0 && text[end] & 0xc0 == 0x80 {
+            end -= 1;
+        }
+    }
+    let more = if end < text.len() { "..." } else { "" };
+    format!("{detail}, at byte {} of \"{}{more}\"", error.offset(), quoted(&text[..end]))
 }
 
 /// The most bytes of a rejected line quoted on stderr.
 const SHOWN: usize = 120;
+
+/// A line's bytes as a rejected line is quoted: printable text as itself
+/// (`é` too, as the user wrote it), and what is not (ASCII and C1 control
+/// characters, `"` and `\`, bytes that are not UTF-8) escaped byte by byte
+/// as `<[u8]>::escape_ascii` escapes them (`\t`, `\x00`, `\xc2\x85`,
+/// `\xff`), so that the quote is one line and every byte of it can be told.
+fn quoted(text: &[u8]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() || c == '"' || c == '\\' {
+                out.extend(c.encode_utf8(&mut [0; 4]).as_bytes().escape_ascii().map(char::from));
+            } else {
+                out.push(c);
+            }
+        }
+        out.extend(chunk.invalid().escape_ascii().map(char::from));
+    }
+    out
+}
 
 /// Prints every class to stdout.
 fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result<Finished> {
