@@ -68,13 +68,12 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
 /// likely meant what it holds. The verdict stays what it is; the hint
 /// says how `check` reads its input and which commands read files.
 fn path_hint(arg: &OsString, grammar: Grammar) -> Option<String> {
-    let not_urn = parse(&os_bytes(arg), grammar).is_err_and(|e| e.kind() == ErrorKind::NotUrn);
+    // Only a verdict of not-urn asks the file system (no stat per URN).
+    if !parse(&os_bytes(arg), grammar).is_err_and(|e| e.kind() == ErrorKind::NotUrn) {
+        return None;
+    }
     let path = Path::new(arg);
-    let what = match std::fs::metadata(path) {
-        Ok(meta) if not_urn && meta.is_dir() => "a directory",
-        Ok(_) if not_urn => "a file",
-        _ => return None,
-    };
+    let what = if std::fs::metadata(path).ok()?.is_dir() { "a directory" } else { "a file" };
     let path = path.display();
     Some(format!(
         "hint: {path} is {what}, not a URN: check judges its arguments as URNs, or the lines of stdin \
