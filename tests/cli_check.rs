@@ -23,6 +23,33 @@ fn exit_status_says_whether_all_are_valid() {
     assert_eq!(urnscan(&["check", "--no-such-flag"], b"").status.code(), Some(2));
 }
 
+/// A line that is a URN but for ASCII whitespace around it (a padded
+/// list) is invalid, as RFC 8141 has no room for a space; check says at the
+/// end how many such inputs there were and that `dedup` trims them, in
+/// every format, on stderr. Lines invalid with or without the padding, and
+/// blank lines, are not counted.
+#[test]
+fn inputs_valid_but_for_their_padding_get_a_hint() {
+    let list = b"urn:ab:c \n\turn:ab:d\n urn:ab:e\r\r\nurn:ab:f\n urn:a:b \n\n  \nurn:ab:g\r\n";
+    for format in ["text", "jsonl"] {
+        let o = urnscan(&["check", "--format", format], list);
+        assert_eq!(o.status.code(), Some(1), "{format}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err,
+            "hint: 3 lines would be valid URNs without the spaces, tabs or carriage returns around them: \
+             check judges each input as it is; `urnscan dedup` trims every line\n",
+            "{format}"
+        );
+    }
+    let o = urnscan(&["check", "urn:ab:c", " urn:ab:d"], b"");
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("hint: 1 argument would be a valid URN without "));
+    for (args, stdin) in [(&["check"][..], &b"urn:ab:c\r\n\nurn:a:b\n"[..]), (&["check", "urn:ab:c", "urn:a:b "], b"")]
+    {
+        assert_eq!(String::from_utf8_lossy(&urnscan(args, stdin).stderr), "", "{args:?}");
+    }
+}
+
 /// An argument that names a file or a directory is judged as the text it
 /// is (not-urn at byte 0, the same verdict as without the path), and one
 /// line on stderr says how check reads its input (its --help) and which

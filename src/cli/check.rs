@@ -19,11 +19,11 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use urnscan::job::Misread;
-use urnscan::lines::line_ranges;
+use urnscan::lines::{line_ranges, trim_line};
 use urnscan::ordered::InOrder;
 use urnscan::source::{self, Contents, Input, MmapPolicy};
 use urnscan::transcode::{without_utf8_bom, Encoding};
@@ -59,6 +59,10 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     if let Some(hint) = args.urns.iter().find_map(|arg| path_hint(arg, judge.grammar)) {
         eprintln!("{hint}");
     }
+    let from_stdin = args.urns.is_empty() || args.urns == ["-"];
+    if let Some(hint) = padding_hint(judge.padded.into_inner(), from_stdin) {
+        eprintln!("{hint}");
+    }
     Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -79,6 +83,24 @@ fn path_hint(arg: &OsString, grammar: Grammar) -> Option<String> {
         "hint: {path} is {what}, not a URN: check judges its arguments as URNs, or the lines of stdin \
          (`urnscan check < FILE`; see `urnscan check --help`); `urnscan scan {path}` finds the URNs in \
          files and `urnscan dedup {path}` reads files of one URN per line"
+    ))
+}
+
+/// The hint for inputs that are invalid only for the ASCII whitespace
+/// around them (`urn:ab:c ` from a list padded by a spreadsheet or a
+/// `printf`): their verdict names a bad character at the space, which
+/// does not say that `dedup` (which trims every line) would take them.
+fn padding_hint(padded: u64, from_stdin: bool) -> Option<String> {
+    let (what, them) = match (padded, from_stdin) {
+        (0, _) => return None,
+        (1, true) => ("1 line would be a valid URN".to_owned(), "it"),
+        (1, false) => ("1 argument would be a valid URN".to_owned(), "it"),
+        (n, true) => (format!("{n} lines would be valid URNs"), "them"),
+        (n, false) => (format!("{n} arguments would be valid URNs"), "them"),
+    };
+    Some(format!(
+        "hint: {what} without the spaces, tabs or carriage returns around {them}: check judges each \
+         input as it is; `urnscan dedup` trims every line"
     ))
 }
 
@@ -211,6 +233,8 @@ struct Judge {
     invalid: String,
     /// Set by any invalid input (the exit status).
     any_invalid: AtomicBool,
+    /// Invalid inputs that are valid once trimmed ([`padding_hint`]).
+    padded: AtomicU64,
 }
 
 impl Judge {
@@ -223,6 +247,7 @@ impl Judge {
             valid: palette.paint(VALID, "valid").to_string(),
             invalid: palette.paint(INVALID, "invalid").to_string(),
             any_invalid: AtomicBool::new(false),
+            padded: AtomicU64::new(0),
         }
     }
 
@@ -234,6 +259,9 @@ impl Judge {
         if result.is_err() && !self.any_invalid.load(Ordering::Relaxed) {
             self.any_invalid.store(true, Ordering::Relaxed);
         }
+        if result.is_err() && self.valid_once_trimmed(input) {
+            self.padded.fetch_add(1, Ordering::Relaxed);
+        }
         if self.only_invalid && result.is_ok() {
             return Ok(());
         }
@@ -241,6 +269,14 @@ impl Judge {
             CheckFormat::Text => write_text(out, input, &result, self),
             CheckFormat::Jsonl => write_jsonl(out, input, &result, self),
         }
+    }
+}
+
+impl Judge {
+    /// `input` has ASCII whitespace around it, and is a URN without it.
+    fn valid_once_trimmed(&self, input: &[u8]) -> bool {
+        let trimmed = trim_line(input);
+        trimmed.len() < input.len() && !trimmed.is_empty() && parse(trimmed, self.grammar).is_ok()
     }
 }
 

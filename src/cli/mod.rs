@@ -710,7 +710,8 @@ Examples:
 
 Arguments are URNs, never files: a list of URNs is read on stdin. An argument that is no URN and
 names a file or directory gets a hint on stderr: `urnscan scan PATH` finds the URNs in files, and
-`urnscan dedup PATH` reads files of one URN per line.
+`urnscan dedup PATH` reads files of one URN per line. Each input is judged as it is: a line with
+spaces or tabs around a URN is invalid (dedup trims them), and a hint on stderr counts such lines.
 
 Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
 
