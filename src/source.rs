@@ -266,6 +266,11 @@ impl InputError {
     pub fn decode_error(&self) -> Option<&DecodeError> {
         self.error.get_ref().and_then(|e| e.downcast_ref::<DecodeError>())
     }
+
+    /// Whether the error is [`Shrank`]: the file shrank while mapped.
+    pub fn shrank(&self) -> bool {
+        self.error.get_ref().is_some_and(|e| e.is::<Shrank>())
+    }
 }
 
 impl std::fmt::Display for InputError {
@@ -279,6 +284,24 @@ impl std::fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+/// A mapped file shrank while it was read ([`Whole::changed_during_use`]):
+/// the bytes past its new end read as zeros, so what was found in it is
+/// incomplete. It is the error under an [`InputError`] (of kind `Other`;
+/// [`InputError::shrank`] finds it). Reading the file instead of mapping
+/// it ([`MmapPolicy::Never`]) or reading a copy that is not being written
+/// avoids it; which of those a program's user can do is the program's to
+/// say.
+#[derive(Debug)]
+pub struct Shrank;
+
+impl std::fmt::Display for Shrank {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file shrank while it was mapped, so results for it are incomplete")
+    }
+}
+
+impl std::error::Error for Shrank {}
 
 /// Expands `paths` (`-` is stdin; no paths means stdin) into inputs in
 /// input order, with the errors of unreadable paths in their place.

@@ -215,8 +215,7 @@ fn feed(
         Contents::Whole(whole) => {
             let fed = dedup.add_whole(&whole, file, &mut sink);
             if fed.is_ok() && whole.changed_during_use() {
-                let shrank = "the file shrank while it was being read; results for it are incomplete";
-                return Ok(Err((io::Error::other(shrank), true)));
+                return Ok(Err((io::Error::other(source::Shrank), true)));
             }
             return settled(fed);
         }
@@ -312,7 +311,7 @@ impl<'a> Reporter<'a> {
     /// Input errors are shown even with `--quiet`: they change the exit status.
     fn input_error(&mut self, name: &str, error: io::Error, cut_short: bool) -> Result<()> {
         let error = InputError { path: name.to_owned(), error };
-        let error = super::Unreadable { error: &error, cut_short };
+        let error = super::Unreadable { error: &error, cut_short, mmap_flag: false };
         writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 

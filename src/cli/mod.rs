@@ -775,20 +775,38 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// An input error as `scan` and `dedup` print it after `urnscan: `: the
 /// library's message (the path and what failed), then what became of the
 /// input and, where there is something to do, what: `d.txt/x: Not a
-/// directory (os error 20); skipped, the other inputs were read`. A decode
-/// error's hint and the messages the library builds itself (kind `Other`:
-/// a walk's loop, a file that shrank) already say both.
+/// directory (os error 20); skipped, the other inputs were read`. A file
+/// that shrank while mapped gets what to do about it (its results are
+/// incomplete, the library says). A decode error's hint and the other
+/// messages the library builds itself (kind `Other`: a walk's loop)
+/// already say both.
 pub struct Unreadable<'a> {
     pub error: &'a urnscan::source::InputError,
     /// Whether some of the input was read before the error (a read error
     /// after the open): it was cut short rather than skipped.
     pub cut_short: bool,
+    /// Whether the command has `--mmap` (`scan` does): a file that shrank
+    /// while mapped can be read instead.
+    pub mmap_flag: bool,
+}
+
+impl Unreadable<'_> {
+    /// What to do about a file that shrank while mapped.
+    fn shrank_advice(&self) -> &'static str {
+        match self.mmap_flag {
+            true => "; scan a copy that is not being written, or use --mmap never",
+            false => "; use a copy that is not being written",
+        }
+    }
 }
 
 impl std::fmt::Display for Unreadable<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use std::io::ErrorKind;
         write!(f, "{}", self.error)?;
+        if self.error.shrank() {
+            return f.write_str(self.shrank_advice());
+        }
         let kind = self.error.error.kind();
         if self.error.decode_error().is_some() || kind == ErrorKind::Other {
             return Ok(());
@@ -1026,5 +1044,27 @@ pub fn run() -> ExitCode {
             ui.error(format_args!("{err:#}"));
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Unreadable;
+    use std::io;
+    use urnscan::source::{InputError, Shrank};
+
+    /// The library's message, then the command's words: what to do, and
+    /// what became of the input.
+    #[test]
+    fn input_errors_say_what_became_of_the_input() {
+        let said = |error: io::Error, cut_short, mmap_flag| {
+            let error = InputError { path: "a.txt".into(), error };
+            Unreadable { error: &error, cut_short, mmap_flag }.to_string()
+        };
+        let shrank = "a.txt: the file shrank while it was mapped, so results for it are incomplete";
+        let advice = "scan a copy that is not being written, or use --mmap never";
+        assert_eq!(said(io::Error::other(Shrank), true, true), format!("{shrank}; {advice}"));
+        let advice = "use a copy that is not being written";
+        assert_eq!(said(io::Error::other(Shrank), true, false), format!("{shrank}; {advice}"), "dedup has no --mmap");
     }
 }

@@ -676,7 +676,7 @@ impl<W: Write> Sink for Printer<'_, W> {
         self.out.flush()?;
         let cut_short = !self.read_some.is_empty() && self.read_some == error.path;
         self.read_some.clear();
-        let error = super::Unreadable { error, cut_short };
+        let error = super::Unreadable { error, cut_short, mmap_flag: true };
         self.progress.suspend(|| self.ui.error(format_args!("{error}")));
         Ok(())
     }

@@ -896,12 +896,9 @@ impl Consumer<'_> {
     }
 }
 
+/// The error of input `name`, mapped, that shrank while it was scanned.
 fn changed_error(name: &str) -> InputError {
-    let error = io::Error::other(
-        "the file shrank while it was being scanned, so results for it are incomplete; \
-         scan a copy that is not being written, or use --mmap never",
-    );
-    InputError { path: name.to_owned(), error }
+    InputError { path: name.to_owned(), error: io::Error::other(source::Shrank) }
 }
 
 /// Adds `bytes` to the progress counter of `target`, if it has one.

@@ -174,6 +174,18 @@ fn each_input_is_done_in_order_with_its_own_counts() {
     }
 }
 
+/// A file that shrank while mapped is reported with what happened, in
+/// words any program can show (no command-line flag: the command line
+/// adds its advice where it prints the error).
+#[test]
+fn a_file_that_shrank_is_reported_as_incomplete() {
+    let error = changed_error("big.txt");
+    assert_eq!(error.to_string(), "big.txt: the file shrank while it was mapped, so results for it are incomplete");
+    assert!(error.shrank() && error.decode_error().is_none());
+    let other = InputError { path: "a.txt".into(), error: io::Error::other("the file shrank") };
+    assert!(!other.shrank(), "the type tells, not the words");
+}
+
 /// The sink and the outcome get each input's path itself beside its
 /// UTF-8 name: a name that is not UTF-8 is lossy text, its path's bytes
 /// are the file's (on Unix what text output prints); stdin has no path.
