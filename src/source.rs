@@ -351,8 +351,9 @@ fn walk_error(dir: &Path, err: ignore::Error) -> InputError {
             Some(code) => io::Error::from_raw_os_error(code),
             None => io::Error::new(io.kind(), io.to_string()),
         },
-        // Loops (with -L) and the like: the walker's own words say what and where.
-        None => io::Error::other(format!("{err}; the loop was not followed and the rest was scanned")),
+        // A loop (with -L; ignore files' errors come with their entries):
+        // the walker's own words say what and where.
+        None => io::Error::other(format!("{err}; the loop was not followed")),
     };
     InputError { path, error }
 }
@@ -1007,6 +1008,30 @@ mod tests {
         };
         let hint = decode.decode_error().map(DecodeError::hint).unwrap();
         assert_eq!(decode.to_string(), format!("a.gz: gzip data is corrupt or truncated: eof ({hint})"));
+    }
+
+    /// A walk that follows links reports a loop with the walker's words and
+    /// what the walk did about it, and no more: what the program did with
+    /// the other files is the program's to say.
+    #[cfg(unix)]
+    #[test]
+    fn a_loop_is_reported_as_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/f.txt"), "urn:ab:c\n").unwrap();
+        let up = root.join("sub/up");
+        std::os::unix::fs::symlink("..", &up).unwrap();
+        let walk = WalkOptions { follow_links: true, ..WalkOptions::default() };
+        let errors: Vec<String> = expand(std::slice::from_ref(&root), &walk)
+            .into_iter()
+            .filter_map(|r| r.err())
+            .map(|e| e.to_string())
+            .collect();
+        let (up, root) = (up.display(), root.display());
+        let said =
+            format!("{up}: File system loop found: {up} points to an ancestor {root}; the loop was not followed");
+        assert_eq!(errors, [said]);
     }
 
     #[test]

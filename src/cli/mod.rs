@@ -777,9 +777,8 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// input and, where there is something to do, what: `d.txt/x: Not a
 /// directory (os error 20); skipped, the other inputs were read`. A file
 /// that shrank while mapped gets what to do about it (its results are
-/// incomplete, the library says). A decode error's hint and the other
-/// messages the library builds itself (kind `Other`: a walk's loop)
-/// already say both.
+/// incomplete, the library says). A decode error's hint already says
+/// both.
 pub struct Unreadable<'a> {
     pub error: &'a urnscan::source::InputError,
     /// Whether some of the input was read before the error (a read error
@@ -807,11 +806,10 @@ impl std::fmt::Display for Unreadable<'_> {
         if self.error.shrank() {
             return f.write_str(self.shrank_advice());
         }
-        let kind = self.error.error.kind();
-        if self.error.decode_error().is_some() || kind == ErrorKind::Other {
+        if self.error.decode_error().is_some() {
             return Ok(());
         }
-        match kind {
+        match self.error.error.kind() {
             ErrorKind::NotFound => f.write_str("; check the path")?,
             ErrorKind::PermissionDenied => f.write_str("; check its permissions")?,
             _ => {}
@@ -1066,5 +1064,8 @@ mod tests {
         assert_eq!(said(io::Error::other(Shrank), true, true), format!("{shrank}; {advice}"));
         let advice = "use a copy that is not being written";
         assert_eq!(said(io::Error::other(Shrank), true, false), format!("{shrank}; {advice}"), "dedup has no --mmap");
+        let walked = "a walk's loop; the loop was not followed";
+        let fate = "skipped, the other inputs were read";
+        assert_eq!(said(io::Error::other(walked), false, true), format!("a.txt: {walked}; {fate}"));
     }
 }
