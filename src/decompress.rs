@@ -94,12 +94,11 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
-    /// What a user can do about it.
+    /// What a user can do about it: check the archive with its format's
+    /// own tool (``check the archive with `gzip -t` ``). What became of the
+    /// input, and of the others, is the program's to say.
     pub fn hint(&self) -> String {
-        format!(
-            "the URNs before the damage were reported and the other inputs scanned; check the archive with `{} -t`",
-            self.codec.name()
-        )
+        format!("check the archive with `{} -t`", self.codec.name())
     }
 }
 
@@ -273,6 +272,7 @@ mod tests {
         let decode = err.get_ref().and_then(|e| e.downcast_ref::<DecodeError>()).expect("a DecodeError");
         assert_eq!(decode.codec, Codec::Gzip);
         assert!(err.to_string().starts_with("gzip data is corrupt or truncated"), "{err}");
+        assert_eq!(decode.hint(), "check the archive with `gzip -t`", "what to do, in words true for any program");
     }
 
     #[test]

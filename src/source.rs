@@ -238,9 +238,9 @@ pub fn raw_path_bytes(_: &Path) -> Option<&[u8]> {
 ///
 /// `Display` says what failed: the path and the I/O error, and for data
 /// that could not be decoded ([`DecodeError`]: a corrupt or truncated
-/// archive) what became of it and how to check it. What a program does
-/// about the input (skip it, read the others, tell its user what to check)
-/// is the program's to say: `urnscan` adds that when it prints one.
+/// archive) how to check it. What a program does about the input (skip
+/// it, read the others, tell its user what to check) is the program's to
+/// say: `urnscan` adds that when it prints one.
 ///
 /// ```
 /// use std::io;
@@ -262,7 +262,7 @@ pub struct InputError {
 impl InputError {
     /// The decoding error under [`InputError::error`], when the input's
     /// data could not be decoded (a corrupt or truncated gzip or zstd
-    /// archive): its [`DecodeError::hint`] says what became of the input.
+    /// archive): its [`DecodeError::hint`] says how to check the archive.
     pub fn decode_error(&self) -> Option<&DecodeError> {
         self.error.get_ref().and_then(|e| e.downcast_ref::<DecodeError>())
     }
@@ -1006,8 +1006,9 @@ mod tests {
             path: "a.gz".to_owned(),
             error: io::Error::new(io::ErrorKind::InvalidData, DecodeError { codec: Codec::Gzip, source }),
         };
-        let hint = decode.decode_error().map(DecodeError::hint).unwrap();
-        assert_eq!(decode.to_string(), format!("a.gz: gzip data is corrupt or truncated: eof ({hint})"));
+        let said = "a.gz: gzip data is corrupt or truncated: eof (check the archive with `gzip -t`)";
+        assert_eq!(decode.to_string(), said);
+        assert!(decode.decode_error().is_some());
     }
 
     /// A walk that follows links reports a loop with the walker's words and

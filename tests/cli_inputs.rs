@@ -166,6 +166,17 @@ fn decodable_prefix(mut decoder: impl Read) -> Vec<u8> {
     out
 }
 
+/// `err` is one line saying that `bad` is a corrupt `codec` archive (in
+/// the decoder's words), how to check it, and that it was cut short there
+/// while the other inputs were read.
+fn assert_corrupt(err: &str, bad: &str, codec: &str) {
+    let failed = format!("urnscan: {bad}: {codec} data is corrupt or truncated: ");
+    let hint = format!("(check the archive with `{codec} -t`)");
+    let fate = "cut short there (what came before it was read), the other inputs were read";
+    assert!(err.starts_with(&failed) && err.ends_with(&format!(" {hint}; {fate}\n")), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 #[test]
 fn a_corrupt_archive_keeps_what_came_before_and_fails_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,9 +217,7 @@ fn corrupt_cases(
         for threads in ["1", "2"] {
             let o = urnscan(&["scan", "-z", "-j", threads, &bad, &good]);
             assert_eq!(o.code, Some(2), "{name}");
-            let err = o.err;
-            assert!(err.starts_with(&format!("urnscan: {bad}: {codec} data is corrupt or truncated")), "{err}");
-            assert!(err.trim_end().ends_with(')'), "a hint in parentheses: {err}");
+            assert_corrupt(&o.err, &bad, codec);
             let out = o.out;
             let expected_head = lines_with_path(Path::new(&bad), &before);
             assert!(out.starts_with(&expected_head), "{name}: every URN before the damage");
@@ -480,7 +489,8 @@ fn dedup_keeps_the_lines_before_a_corrupt_archive() {
     let txt = write(dir.path(), "c.txt", &c);
     let o = urnscan(&["dedup", "-z", "-j2", &bad, &txt]);
     assert_eq!(o.code, Some(2));
-    assert!(o.err.contains(&format!("urnscan: {bad}: gzip data is corrupt or truncated")), "{}", o.err);
+    let error = o.err.lines().find(|l| l.starts_with("urnscan: ")).unwrap_or_default();
+    assert_corrupt(&format!("{error}\n"), &bad, "gzip");
     let out = o.out;
     // The classes of the whole lines decoded before the damage come first, then c.txt's.
     let complete = String::from_utf8(prefix[..prefix.iter().rposition(|&b| b == b'\n').unwrap()].to_vec()).unwrap();

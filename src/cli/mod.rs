@@ -777,8 +777,10 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// input and, where there is something to do, what: `d.txt/x: Not a
 /// directory (os error 20); skipped, the other inputs were read`. A file
 /// that shrank while mapped gets what to do about it (its results are
-/// incomplete, the library says). A decode error's hint already says
-/// both.
+/// incomplete, the library says). A corrupt archive has its check in the
+/// library's message (``(check the archive with `gzip -t`)``) and gets what
+/// became of it: cut short where the damage is, or skipped if nothing of
+/// it could be decoded.
 pub struct Unreadable<'a> {
     pub error: &'a urnscan::source::InputError,
     /// Whether some of the input was read before the error (a read error
@@ -805,9 +807,6 @@ impl std::fmt::Display for Unreadable<'_> {
         write!(f, "{}", self.error)?;
         if self.error.shrank() {
             return f.write_str(self.shrank_advice());
-        }
-        if self.error.decode_error().is_some() {
-            return Ok(());
         }
         match self.error.error.kind() {
             ErrorKind::NotFound => f.write_str("; check the path")?,
@@ -1049,6 +1048,7 @@ pub fn run() -> ExitCode {
 mod tests {
     use super::Unreadable;
     use std::io;
+    use urnscan::decompress::{Codec, DecodeError};
     use urnscan::source::{InputError, Shrank};
 
     /// The library's message, then the command's words: what to do, and
@@ -1067,5 +1067,15 @@ mod tests {
         let walked = "a walk's loop; the loop was not followed";
         let fate = "skipped, the other inputs were read";
         assert_eq!(said(io::Error::other(walked), false, true), format!("a.txt: {walked}; {fate}"));
+
+        let decode = || {
+            let source = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
+            io::Error::new(io::ErrorKind::InvalidData, DecodeError { codec: Codec::Zstd, source })
+        };
+        let failed = "a.txt: zstd data is corrupt or truncated: eof (check the archive with `zstd -t`)";
+        let fate = "cut short there (what came before it was read), the other inputs were read";
+        assert_eq!(said(decode(), true, true), format!("{failed}; {fate}"));
+        let fate = "skipped, the other inputs were read";
+        assert_eq!(said(decode(), false, false), format!("{failed}; {fate}"), "nothing decoded");
     }
 }
