@@ -60,7 +60,7 @@ pub struct Entry<'t> {
     pub key: &'t [u8],
     /// The first-seen raw form.
     pub raw: Raw<'t>,
-    /// How many occurrences.
+    /// How many occurrences (at most `u64::MAX`: counts saturate there).
     pub count: u64,
     /// Where the first-seen form is.
     pub first: Position,

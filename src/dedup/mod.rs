@@ -155,7 +155,8 @@ impl ShardedTable {
     }
 
     /// Counts `count` occurrences of `key`, first seen as `raw` at `at`,
-    /// one at a time (for bulk insertion use [`KeyBatch`]es).
+    /// one at a time (for bulk insertion use [`KeyBatch`]es). A key's count
+    /// saturates at `u64::MAX` ([`KeyTable::insert`]).
     pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {
         let hash = key_hash(key);
         self.shards[shard_of(hash)].insert_hashed(hash, key, raw, at, count);
