@@ -500,6 +500,10 @@ fn unreadable_input_is_reported_and_the_others_processed() {
     assert_eq!(stdout(&o), "urn:ab:x\n");
     let said = format!("urnscan: {missing}: No such file or directory (os error 2); check the path; skipped, the other inputs were read\n");
     assert!(stderr(&o).starts_with(&said), "{}", stderr(&o));
+    // The only input: no word of other inputs.
+    let o = dedup(&["--quiet", &missing], b"");
+    let said = format!("urnscan: {missing}: No such file or directory (os error 2); check the path\n");
+    assert_eq!(stderr(&o), said);
     let o = dedup(&["--quiet", "--strict", &good, &missing], b"");
     assert_eq!(o.status.code(), Some(2), "an error outranks --strict");
     assert!(stderr(&o).contains("missing.txt"), "errors are shown even with --quiet");

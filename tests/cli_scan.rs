@@ -628,6 +628,11 @@ fn unreadable_input_is_reported_and_the_rest_scanned() {
     let said =
         format!("urnscan: {}: Not a directory (os error 20); skipped, the other inputs were read\n", through.display());
     assert_eq!(err, said);
+    // The only input: no word of other inputs.
+    let o = urnscan_in(&["scan", missing.to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let said = format!("urnscan: {}: No such file or directory (os error 2); check the path\n", missing.display());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), said);
 }
 
 #[test]

@@ -311,7 +311,8 @@ impl<'a> Reporter<'a> {
     /// Input errors are shown even with `--quiet`: they change the exit status.
     fn input_error(&mut self, name: &str, error: io::Error, cut_short: bool) -> Result<()> {
         let error = InputError { path: name.to_owned(), error };
-        let error = super::Unreadable { error: &error, cut_short, mmap_flag: false };
+        let others = self.names.len() > 1;
+        let error = super::Unreadable { error: &error, cut_short, mmap_flag: false, others };
         writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 

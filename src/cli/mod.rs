@@ -780,7 +780,7 @@ fn grammar(rfc2141: bool) -> urnscan::Grammar {
 /// incomplete, the library says). A corrupt archive has its check in the
 /// library's message (``(check the archive with `gzip -t`)``) and gets what
 /// became of it: cut short where the damage is, or skipped if nothing of
-/// it could be decoded.
+/// it could be decoded. Of a run's only input, nothing is said of others.
 pub struct Unreadable<'a> {
     pub error: &'a urnscan::source::InputError,
     /// Whether some of the input was read before the error (a read error
@@ -789,6 +789,9 @@ pub struct Unreadable<'a> {
     /// Whether the command has `--mmap` (`scan` does): a file that shrank
     /// while mapped can be read instead.
     pub mmap_flag: bool,
+    /// Whether the run has other inputs, which were read all the same (a
+    /// run of one input says nothing of others).
+    pub others: bool,
 }
 
 impl Unreadable<'_> {
@@ -813,9 +816,11 @@ impl std::fmt::Display for Unreadable<'_> {
             ErrorKind::PermissionDenied => f.write_str("; check its permissions")?,
             _ => {}
         }
-        match self.cut_short {
-            true => f.write_str("; cut short there (what came before it was read), the other inputs were read"),
-            false => f.write_str("; skipped, the other inputs were read"),
+        match (self.cut_short, self.others) {
+            (true, true) => f.write_str("; cut short there (what came before it was read), the other inputs were read"),
+            (true, false) => f.write_str("; cut short there (what came before it was read)"),
+            (false, true) => f.write_str("; skipped, the other inputs were read"),
+            (false, false) => Ok(()),
         }
     }
 }
@@ -1057,7 +1062,7 @@ mod tests {
     fn input_errors_say_what_became_of_the_input() {
         let said = |error: io::Error, cut_short, mmap_flag| {
             let error = InputError { path: "a.txt".into(), error };
-            Unreadable { error: &error, cut_short, mmap_flag }.to_string()
+            Unreadable { error: &error, cut_short, mmap_flag, others: true }.to_string()
         };
         let shrank = "a.txt: the file shrank while it was mapped, so results for it are incomplete";
         let advice = "scan a copy that is not being written, or use --mmap never";
@@ -1077,5 +1082,18 @@ mod tests {
         assert_eq!(said(decode(), true, true), format!("{failed}; {fate}"));
         let fate = "skipped, the other inputs were read";
         assert_eq!(said(decode(), false, false), format!("{failed}; {fate}"), "nothing decoded");
+    }
+
+    /// A run of one input says nothing of other inputs: there are none.
+    #[test]
+    fn an_only_input_is_not_said_to_leave_others_read() {
+        let said = |error: io::Error, cut_short| {
+            let error = InputError { path: "a.txt".into(), error };
+            Unreadable { error: &error, cut_short, mmap_flag: true, others: false }.to_string()
+        };
+        let missing = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(said(missing, false), "a.txt: entity not found; check the path");
+        let broken = io::Error::other("bad block");
+        assert_eq!(said(broken, true), "a.txt: bad block; cut short there (what came before it was read)");
     }
 }

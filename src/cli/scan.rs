@@ -104,6 +104,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         progress: &progress,
         misreads: super::Misreads::default(),
         read_some: String::new(),
+        others: inputs.len() > 1,
     };
     let mut outcome = match job::run_inputs(&inputs, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
@@ -230,6 +231,8 @@ struct Printer<'p, W: Write> {
     /// empty; a buffer reused): an error about it next cut it short (see
     /// [`super::Unreadable`]).
     read_some: String,
+    /// The run has more than one input (see [`super::Unreadable::others`]).
+    others: bool,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -676,7 +679,7 @@ impl<W: Write> Sink for Printer<'_, W> {
         self.out.flush()?;
         let cut_short = !self.read_some.is_empty() && self.read_some == error.path;
         self.read_some.clear();
-        let error = super::Unreadable { error, cut_short, mmap_flag: true };
+        let error = super::Unreadable { error, cut_short, mmap_flag: true, others: self.others };
         self.progress.suspend(|| self.ui.error(format_args!("{error}")));
         Ok(())
     }
