@@ -377,6 +377,67 @@ fn rejects_on_stderr_and_in_a_file() {
     assert_eq!(fields, ["1", "nss-bad-char", r"urn:ab:x\ty\\z\rw"], "{row:?}");
 }
 
+/// urnscan run in `dir` (so that a file named `-` would land there).
+fn urnscan_at(dir: &TempDir, args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_urnscan"));
+    cmd.current_dir(&dir.0).args(args);
+    common::run_fed(cmd, stdin)
+}
+
+/// `-` is stdout for an output file as it is stdin for an input (README,
+/// `dedup --help`): `dedup --rejects -` writes the rejects' rows to stdout
+/// instead of the classes, `-q` or not, and refuses the options that
+/// shape the classes; `gen -o -` and `gen --truth -` write to stdout. No
+/// file named `-` is created; a closed pipe ends the run quietly.
+#[test]
+fn dash_as_an_output_file_is_stdout() {
+    let dir = TempDir::new("dash");
+    let input = b"urn:ab:x\nurn:a:b\n\nnot a urn\nurn:ab:x\n";
+    let rows = "2\tnid-too-short\turn:a:b\n4\tnot-urn\tnot a urn\n";
+    for quiet in [&["-q"][..], &[]] {
+        let o = urnscan_at(&dir, &[&["dedup"][..], quiet, &["--rejects", "-"]].concat(), input);
+        assert_eq!((o.status.code(), stdout(&o)), (Some(0), rows.to_owned()), "{quiet:?}: {}", stderr(&o));
+        assert!(reject_messages(&o).is_empty(), "{}", stderr(&o));
+        assert_eq!(stderr(&o).is_empty(), !quiet.is_empty(), "{}", stderr(&o));
+    }
+    assert_eq!(summary(&urnscan_at(&dir, &["dedup", "--rejects", "-"], input))["distinct"], 1);
+    for option in [&["--stats"][..], &["-c"], &["--keys"], &["-d"], &["--min-count", "2"]] {
+        let o = urnscan_at(&dir, &[&["dedup", "--rejects", "-"][..], option].concat(), input);
+        assert_eq!((o.status.code(), stdout(&o)), (Some(2), String::new()), "{option:?}");
+        assert!(
+            stderr(&o).contains("--rejects - writes the rejected lines to stdout instead of the classes"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // gen: the corpus with -o -, the truth with --truth - (then -o FILE is needed).
+    let o = urnscan_at(&dir, &["gen", "--dataset", "--lines", "10", "--distinct", "3", "-o", "-"], b"");
+    assert_eq!((o.status.code(), stdout(&o).lines().count()), (Some(0), 10), "{}", stderr(&o));
+    let data = dir.path("data.txt");
+    let o =
+        urnscan_at(&dir, &["gen", "--dataset", "--lines", "10", "--distinct", "3", "--truth", "-", "-o", &data], b"");
+    assert_eq!((o.status.code(), stdout(&o).lines().count()), (Some(0), 3), "{}", stderr(&o));
+    assert_eq!(fs::read_to_string(&data).unwrap().lines().count(), 10);
+    let o = urnscan_at(&dir, &["gen", "--dataset", "--lines", "10", "--truth", "-"], b"");
+    assert_eq!((o.status.code(), stdout(&o)), (Some(2), String::new()));
+    assert!(stderr(&o).contains("--truth - writes the truth to stdout"), "{}", stderr(&o));
+    assert!(!dir.0.join("-").exists(), "a file named - was written");
+
+    // A closed pipe: quiet, status 0, as for the classes.
+    let many = dir.file("many.txt", &b"urn:a:b\n".repeat(200_000));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["dedup", "-q", "--rejects", "-", &many])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    assert_eq!(first, "1\tnid-too-short\turn:a:b\n");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
+}
+
 /// A field of the rejects file as its documented rule writes it: a tab, a
 /// line feed, a carriage return and a backslash as `\t`, `\n`, `\r`, `\\`.
 fn tsv_escaped(bytes: &[u8]) -> Vec<u8> {

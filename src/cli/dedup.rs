@@ -12,7 +12,6 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -79,6 +78,10 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let flag = args.progress.flag().or(args.quiet.then_some(false));
     let progress = Progress::for_run(flag, || progress::total_size(&inputs));
     let columns = (!super::single_input(&files.list)).then(|| path_columns(&inputs));
+    let rejects_out = args.rejects.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if rejects_out {
+        refuse_shaping_with_rejects_out(args)?;
+    }
     let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
@@ -124,8 +127,14 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     // Rejects before the classes, for a reader of both streams.
     reporter.err.flush().context("cannot write to standard error")?;
     let summary = Summary { counts: dedup.counts().clone(), input_errors, binary, filtered };
-    let finished =
-        if args.stats { print_stats(args, dedup, &summary, ui.out)? } else { print_classes(args, &names, dedup)? };
+    let finished = if rejects_out {
+        // `--rejects -`: stdout carries the rejects, in place of the classes.
+        dedup.finish_stats().context("cannot read back the spill files")?.1
+    } else if args.stats {
+        print_stats(args, dedup, &summary, ui.out)?
+    } else {
+        print_classes(args, &names, dedup)?
+    };
     if !args.quiet {
         write_summary(&mut reporter.err, &summary, finished).context("cannot write to standard error")?;
     }
@@ -137,6 +146,28 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--rejects -` writes the rejects to stdout instead of the classes: the
+/// options that shape the classes (or put the NID table there) would do
+/// nothing, so they are refused rather than ignored. (Both on stdout, one
+/// after the other, was not an option: a `-c` class row, `3<TAB>urn:...`,
+/// and a rejects row, `5<TAB>kind<TAB>text`, cannot be told apart.)
+fn refuse_shaping_with_rejects_out(args: &DedupArgs) -> Result<()> {
+    let given = [
+        (args.stats, "--stats"),
+        (args.count, "--count"),
+        (args.keys, "--keys"),
+        (args.repeated, "--repeated"),
+        (args.min_count.is_some(), "--min-count"),
+    ];
+    if let Some((_, option)) = given.iter().find(|(on, _)| *on) {
+        anyhow::bail!(
+            "--rejects - writes the rejected lines to stdout instead of the classes, so {option} would do \
+             nothing: give --rejects a file to have both"
+        );
+    }
+    Ok(())
 }
 
 /// What the summary reports besides the classes: the lines' counts, the
@@ -266,7 +297,8 @@ struct Reporter<'a> {
     /// Per input, the rejects file's path column and its tab; `None` when
     /// the file has no path column (one input file, or stdin).
     columns: Option<Vec<Vec<u8>>>,
-    rejects: Option<(PathBuf, BufWriter<File>)>,
+    /// The rejects' writer, and what an error writing it is told as.
+    rejects: Option<(String, BufWriter<Box<dyn Write>>)>,
     err: WholeLines<'a, anstream::AutoStream<io::Stderr>>,
     palette: Palette,
     quiet: bool,
@@ -281,9 +313,15 @@ impl<'a> Reporter<'a> {
         palette: Palette,
     ) -> Result<Reporter<'a>> {
         let rejects = match &args.rejects {
+            // `-` is stdout, as for the inputs and --files-from.
+            Some(path) if path.as_os_str() == "-" => {
+                let out: Box<dyn Write> = Box::new(io::stdout());
+                Some(("cannot write to standard output".to_owned(), BufWriter::with_capacity(64 << 10, out)))
+            }
             Some(path) => {
                 let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-                Some((path.clone(), BufWriter::with_capacity(64 << 10, file)))
+                let out: Box<dyn Write> = Box::new(file);
+                Some((format!("cannot write {}", path.display()), BufWriter::with_capacity(64 << 10, out)))
             }
             None => None,
         };
@@ -317,8 +355,8 @@ impl<'a> Reporter<'a> {
     }
 
     fn finish_rejects(&mut self) -> Result<()> {
-        if let Some((path, w)) = &mut self.rejects {
-            w.flush().with_context(|| format!("cannot write {}", path.display()))?;
+        if let Some((failed, w)) = &mut self.rejects {
+            w.flush().context(failed.clone())?;
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -11,15 +12,24 @@ use urnscan::gen::{self, DatasetConfig, TextConfig};
 use super::GenArgs;
 
 pub fn run(args: &GenArgs) -> Result<ExitCode> {
+    // `-` is stdout, as for urnscan's inputs; both files cannot be there.
+    let is_stdout = |path: &Option<PathBuf>| path.as_ref().is_none_or(|p| p.as_os_str() == "-");
+    let corpus_to_stdout = is_stdout(&args.output);
+    if corpus_to_stdout && args.truth.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+        bail!("--truth - writes the truth to stdout, where the corpus goes too: give -o FILE for the corpus");
+    }
     let mut out: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?),
-        None => Box::new(io::stdout().lock()),
+        Some(path) if !corpus_to_stdout => {
+            Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)
+        }
+        _ => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, &mut out);
-    let mut truth = match &args.truth {
-        Some(path) => Some(BufWriter::new(
+    let mut truth: Option<BufWriter<Box<dyn Write>>> = match &args.truth {
+        Some(path) if path.as_os_str() == "-" => Some(BufWriter::new(Box::new(io::stdout()))),
+        Some(path) => Some(BufWriter::new(Box::new(
             File::create(path).with_context(|| format!("cannot create truth file {}", path.display()))?,
-        )),
+        ))),
         None => None,
     };
     let mut truth_error = None;

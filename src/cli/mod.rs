@@ -213,10 +213,10 @@ pub struct GenArgs {
     /// Invalid dataset lines per thousand.
     #[arg(long, default_value_t = 10)]
     invalid_per_mille: u32,
-    /// Write the ground truth (TSV) here.
+    /// Write the ground truth (TSV) here; `-` is stdout (the corpus then needs -o FILE).
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
-    /// Write the corpus here instead of stdout.
+    /// Write the corpus here instead of stdout (`-`: stdout).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -601,6 +601,7 @@ Examples:
   urnscan dedup urns.txt > unique.txt            each class once, as first seen
   urnscan dedup --count --sort key a.txt b.txt   count<TAB>urn, by equivalence key
   urnscan dedup --keys --rejects bad.tsv in.txt  keys; invalid lines to bad.tsv
+  urnscan dedup -q --rejects - in.txt            only the invalid lines, as TSV on stdout
   urnscan dedup --format jsonl --ns-rules in.txt  key, urn, count, nid, path, line
   urnscan dedup -z urns.txt.gz part2.zst        compressed inputs, decoded in-process
   urnscan dedup --nid uuid --sort key urns.txt  only one namespace's classes
@@ -616,6 +617,7 @@ Invalid lines go to stderr as FILE:LINE: kind: message, at byte N of \"text\" (F
 the text is the line's first 120 bytes, those that are not printable ASCII escaped: \\xff, \\t, \\\"),
 or with --rejects to a TSV file ([path<TAB>]line<TAB>kind<TAB>text: the path column unless the
 input is one file or stdin, so a directory, even of one file, has it; the text is the trimmed line;
+with --rejects - the rows go to stdout, instead of the classes;
 in the path (its own bytes) and the text, a tab, line feed, carriage return and backslash are
 written \\t, \\n, \\r and \\\\, so a row splits at every tab); then a summary of the counts.
 --quiet hides both on stderr but never skips the --rejects file. To find URNs inside running text
@@ -664,7 +666,8 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
     format: dedup::DedupFormat,
     /// Write invalid lines to FILE (TSV: [path], line, kind, text; tabs, line ends and backslashes
-    /// escaped) instead of stderr.
+    /// escaped) instead of stderr. `-` writes them to stdout instead of the classes (so --stats,
+    /// --count, --keys, -d and --min-count are refused with it).
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
     /// No reject messages, no summary and no default progress bar on stderr (a --rejects file is still
