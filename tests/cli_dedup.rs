@@ -325,6 +325,41 @@ fn rejected_lines_are_quoted_with_their_bytes_escaped() {
     );
 }
 
+/// Characters that look like nothing, or like a space, are escaped in the
+/// quote as their UTF-8 bytes, as a C1 control is: every character that
+/// Rust's `char::escape_debug` escapes (whitespace other than the space,
+/// format characters, combining marks, unassigned and private-use ones) but
+/// `'`. Before, `urn:ab:x` and a NO-BREAK SPACE was quoted as
+/// `"urn:ab:x "`, which reads as a trailing space that dedup trims.
+#[test]
+fn invisible_characters_are_escaped_in_quotes() {
+    let lines = [
+        "urn:ab:x\u{a0}",
+        "urn:ab:x\u{200b}y",
+        "urn:ab:\u{feff}x",
+        "urn:ab:x\u{3000}",
+        "urn:ab:x\u{ad}y\u{2028}\u{202f}\u{205f}\u{2000}\u{200f}\u{2029}",
+        "urn:ab:e\u{301}",
+        "urn:ab:it's-caf\u{e9}-\u{1f600}",
+    ];
+    let o = dedup(&[], lines.join("\n").as_bytes());
+    let err = stderr(&o);
+    let quoted: Vec<&str> = err.lines().filter_map(|l| l.split_once(", at byte ").map(|(_, q)| q)).collect();
+    assert_eq!(
+        quoted,
+        [
+            r#"8 of "urn:ab:x\xc2\xa0""#,
+            r#"8 of "urn:ab:x\xe2\x80\x8by""#,
+            r#"7 of "urn:ab:\xef\xbb\xbfx""#,
+            r#"8 of "urn:ab:x\xe3\x80\x80""#,
+            r#"8 of "urn:ab:x\xc2\xady\xe2\x80\xa8\xe2\x80\xaf\xe2\x81\x9f\xe2\x80\x80\xe2\x80\x8f\xe2\x80\xa9""#,
+            r#"8 of "urn:ab:e\xcc\x81""#,
+            r#"15 of "urn:ab:it's-café-😀""#,
+        ],
+        "{err}"
+    );
+}
+
 #[test]
 fn rejects_on_stderr_and_in_a_file() {
     let input = b"urn:ab:x\nurn:a:b\n\nnot a urn\nurn:ab:x\n";

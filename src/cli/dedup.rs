@@ -381,16 +381,24 @@ fn describe(error: &UrnError, text: &[u8]) -> String {
 /// The most bytes of a rejected line quoted on stderr.
 const SHOWN: usize = 120;
 
-/// A line's bytes as a rejected line is quoted: printable text as itself
-/// (`é` too, as the user wrote it), and what is not (ASCII and C1 control
-/// characters, `"` and `\`, bytes that are not UTF-8) escaped byte by byte
-/// as `<[u8]>::escape_ascii` escapes them (`\t`, `\x00`, `\xc2\x85`,
-/// `\xff`), so that the quote is one line and every byte of it can be told.
+/// A line's bytes as a rejected line is quoted: a character that can be
+/// seen as itself (`é` too, as the user wrote it), and every other one
+/// escaped as its UTF-8 bytes, each as `<[u8]>::escape_ascii` escapes it
+/// (`\t`, `\"`, `\\`, `\x00`, a C1 control as `\xc2\x85`, a NO-BREAK
+/// SPACE as `\xc2\xa0`), as the bytes that are not UTF-8 are (`\xff`),
+/// so that the quote is one line and every byte of it can be told. Escaped
+/// are the characters `char::escape_debug` escapes, but `'`: control
+/// characters, whitespace other than the space (U+00A0, U+2000 to U+200A,
+/// U+2028, U+3000, ...), format characters (U+00AD, U+200B to U+200F,
+/// U+FEFF, ...), combining marks (which would join what comes before
+/// them), and private-use and unassigned characters. Before, a line that
+/// ended in a NO-BREAK SPACE was quoted as if it ended in a space, which
+/// dedup trims: the user could not see why it was rejected.
 fn quoted(text: &[u8]) -> String {
     let mut out = String::with_capacity(text.len());
     for chunk in text.utf8_chunks() {
         for c in chunk.valid().chars() {
-            if c.is_control() || c == '"' || c == '\\' {
+            if c != '\'' && c.escape_debug().next() == Some('\\') {
                 out.extend(c.encode_utf8(&mut [0; 4]).as_bytes().escape_ascii().map(char::from));
             } else {
                 out.push(c);

@@ -611,10 +611,12 @@ Examples:
   urnscan dedup --stats --format json urns.txt  the same and the summary's counts, one JSON object
   zcat u.gz | urnscan dedup --memory-limit 1GiB  spill above 1 GiB of key tables
 
-Each line is one URN: surrounding whitespace and a trailing CR are ignored, empty lines are skipped,
-and so is a UTF-8 byte-order mark before an input's first line (as Notepad writes it).
+Each line is one URN: surrounding ASCII whitespace and a trailing CR are ignored, empty lines are
+skipped, and so is a UTF-8 byte-order mark before an input's first line (as Notepad writes it).
 Invalid lines go to stderr as FILE:LINE: kind: message, at byte N of \"text\" (FILE is - for stdin;
-the text is the line's first 120 bytes, those that are not printable ASCII escaped: \\xff, \\t, \\\"),
+the text is the line's first 120 bytes: visible characters as themselves, é too; a byte that is not
+UTF-8, a control, a space other than U+0020, an invisible character such as U+200B or U+FEFF, a
+combining mark, \\ and \" escaped byte by byte: \\xff, \\t, \\xc2\\xa0 for a no-break space),
 or with --rejects to a TSV file ([path<TAB>]line<TAB>kind<TAB>text: the path column unless the
 input is one file or stdin, so a directory, even of one file, has it; the text is the trimmed line;
 with --rejects - the rows go to stdout, instead of the classes;
