@@ -50,14 +50,7 @@ impl Default for ExtractOptions {
 ///
 /// If `at > hay.len()`.
 pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, UrnError> {
-    let window = &hay[at..hay.len().min(at + MAX_URN_LEN + 1)];
-    let window = match at.checked_sub(1).map(|i| hay[i]) {
-        Some(b'\'') => match memchr::memchr(b'\'', window) {
-            Some(quote) => &window[..quote],
-            None => window,
-        },
-        _ => window,
-    };
+    let window = window(hay, at);
     let urn = parse_prefix(window, opts.grammar).map_err(|e| judged_to_its_end(window, e, opts.grammar))?;
     if opts.trim {
         trim(window, urn, opts.grammar)
@@ -66,11 +59,57 @@ pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, U
     }
 }
 
+/// The text of the candidate at `at` (where `hay[at..]` begins with
+/// `urn:`) that [`extract`] rejects: its bytes up to where it ends, by the
+/// rules [`extract`] judges it by (see the module doc): before the first
+/// ASCII byte that no URN holds (a space, a quote, `<`, a control
+/// character), and after an apostrophe before the next one (rule 2). A
+/// non-ASCII byte ends nothing: `urn:ab:é x` gives `urn:ab:é`. At most
+/// [`MAX_URN_LEN`] + 1 bytes, the most [`extract`] reads; the error's
+/// offset lies within the text or at its end. What
+/// [`Sink::rejected`](crate::job::Sink::rejected) is given of a rejected
+/// candidate is its first 64 bytes.
+///
+/// ```
+/// use urnscan::extract::candidate_text;
+/// let text = b"see urn:ab:/a urn:ab:ok and 'urn:ab:/b'c'";
+/// assert_eq!(candidate_text(text, 4), b"urn:ab:/a");
+/// assert_eq!(candidate_text(text, 29), b"urn:ab:/b");
+/// ```
+///
+/// # Panics
+///
+/// If `at > hay.len()`.
+pub fn candidate_text(hay: &[u8], at: usize) -> &[u8] {
+    let window = window(hay, at);
+    &window[..window.iter().position(|&b| ends_candidate(b)).unwrap_or(window.len())]
+}
+
+/// The most of `hay` from `at` that a candidate there may span: the
+/// longest URN and one byte more, and after an apostrophe, no further than
+/// the next one (rule 2).
+fn window(hay: &[u8], at: usize) -> &[u8] {
+    let window = &hay[at..hay.len().min(at + MAX_URN_LEN + 1)];
+    match at.checked_sub(1).map(|i| hay[i]) {
+        Some(b'\'') => match memchr::memchr(b'\'', window) {
+            Some(quote) => &window[..quote],
+            None => window,
+        },
+        _ => window,
+    }
+}
+
+/// Whether a rejected candidate ends before `byte`: an ASCII byte that no
+/// URN holds (see the module doc).
+fn ends_candidate(byte: u8) -> bool {
+    byte.is_ascii() && !in_any_urn(byte)
+}
+
 /// The error `check` gives for the candidate's text up to where it ends,
 /// when `error` is at an ASCII byte that no URN holds (see the module doc).
 fn judged_to_its_end(window: &[u8], error: UrnError, grammar: Grammar) -> UrnError {
     match window.get(error.offset()) {
-        Some(&b) if b.is_ascii() && !in_any_urn(b) => parse(&window[..error.offset()], grammar).err().unwrap_or(error),
+        Some(&b) if ends_candidate(b) => parse(&window[..error.offset()], grammar).err().unwrap_or(error),
         _ => error,
     }
 }
@@ -212,6 +251,56 @@ mod tests {
         assert_eq!(kind("urn:a_b:c"), "nid-bad-char");
         assert_eq!(kind("urn:ab:/x"), "nss-leading-slash");
         assert_eq!(kind("urn:ab:%zz"), "bad-percent-encoding");
+    }
+
+    /// A rejected candidate's text ends where its judgement does: at an
+    /// ASCII byte no URN holds, after an apostrophe at the next one, not at
+    /// a non-ASCII byte; it never reaches into the next candidate.
+    #[test]
+    fn a_rejected_candidate_s_text_ends_where_it_does() {
+        let text = |hay: &str| {
+            let at = hay.find("urn:").unwrap();
+            std::str::from_utf8(candidate_text(hay.as_bytes(), at)).unwrap().to_owned()
+        };
+        // (input, the candidate's text)
+        let cases = [
+            ("urn:ab:/a urn:a:b", "urn:ab:/a"),
+            ("<id>urn:ab:</id>", "urn:ab:"),
+            ("\"urn:a:b\",x", "urn:a:b"),
+            ("urn:\tab\r\n", "urn:"),
+            ("urn:ab:/x\0\0", "urn:ab:/x"),
+            ("x='urn:ab:/c'd'", "urn:ab:/c"),
+            ("urn:ab:/c'd e", "urn:ab:/c'd"),
+            ("urn:ab:\u{e9}t\u{e9} x", "urn:ab:\u{e9}t\u{e9}"),
+            ("urn:ab:%zz,;x y", "urn:ab:%zz,;x"),
+        ];
+        for (hay, want) in cases {
+            assert_eq!(text(hay), want, "{hay:?}");
+        }
+        let long = format!("urn:ab:{}", "a".repeat(MAX_URN_LEN * 2));
+        assert_eq!(text(&long).len(), MAX_URN_LEN + 1);
+    }
+
+    proptest::proptest! {
+        /// The error of a rejected candidate lies within its text or at
+        /// its end (the documented promise of `candidate_text`).
+        #[test]
+        fn a_rejected_candidate_s_error_lies_in_its_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["urn:", "ab", "a", ":", "/", "%", "%zz", "'", " ", "\"", "<", "\u{e9}", "x", ".", "\t", "#", "?="]),
+                0..24,
+            ),
+            trim: bool,
+        ) {
+            let hay = parts.concat();
+            let opts = ExtractOptions { grammar: Grammar::Rfc8141, trim };
+            for (at, _) in hay.to_ascii_lowercase().match_indices("urn:") {
+                if let Err(e) = extract(hay.as_bytes(), at, opts) {
+                    let text = candidate_text(hay.as_bytes(), at);
+                    proptest::prop_assert!(e.offset() <= text.len(), "{hay:?} at {at}: {e:?}, {text:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -97,7 +97,8 @@ pub enum Event {
         /// Length of the URN in bytes.
         len: usize,
     },
-    /// A candidate at `offset` that yields no URN.
+    /// A candidate at `offset` that yields no URN (its text:
+    /// [`candidate_text`](crate::extract::candidate_text)).
     Rejected {
         /// Byte offset of the candidate's `u`.
         offset: usize,

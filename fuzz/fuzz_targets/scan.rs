@@ -12,7 +12,8 @@
 //!   judged on) gets exactly one event, in order, and nothing else does;
 //! - a URN event is what [`extract`] gives at that offset, starts with
 //!   `urn:`, is at most `MAX_URN_LEN` bytes, and passes [`parse`] whole with
-//!   the same parts and key; a rejection carries [`extract`]'s error;
+//!   the same parts and key; a rejection carries [`extract`]'s error, at
+//!   an offset within its [`candidate_text`] or at its end;
 //! - [`Scanner::scan_span_with`] over the whole input with chunks of 1, 7,
 //!   64 and 4096 bytes (those that cut the input into at most 2,500
 //!   chunks), whose per-chunk results, concatenated, are its events, and
@@ -37,7 +38,7 @@ mod dribble;
 use dribble::Dribble;
 
 use libfuzzer_sys::fuzz_target;
-use urnscan::extract::extract;
+use urnscan::extract::{candidate_text, extract};
 use urnscan::platform::simd::{Kernel, UrnFinder};
 use urnscan::{parse, ErrorKind, Event, ExtractOptions, Grammar, Scanner, MAX_URN_LEN};
 
@@ -96,6 +97,10 @@ fn check_events(data: &[u8], opts: ExtractOptions, events: &[Event]) {
             }
             Event::Rejected { offset, error } => {
                 assert_eq!(extracted.map(|u| u.len()), Err(error));
+                // Its text (what --invalid shows) starts with `urn:`, and
+                // the error lies within it or at its end.
+                let text = candidate_text(data, offset);
+                assert!(text.len() >= 4 && error.offset() <= text.len(), "error {error:?} past {text:?}");
                 if error.kind() == ErrorKind::TooLong {
                     resume = offset + MAX_URN_LEN + 1;
                 }

@@ -321,8 +321,9 @@ pub struct ScanArgs {
     /// candidates instead.
     #[arg(short, long, conflicts_with_all = ["unique", "stats"])]
     count: bool,
-    /// List candidates that are not valid URNs (path, offset, kind, text: in text output with
-    /// control characters as spaces, in jsonl and csv as they are, escaped or quoted).
+    /// List candidates that are not valid URNs (path, offset, kind, and the candidate's text up
+    /// to where it ends, at most 64 bytes: in text output with control characters as spaces, in
+    /// jsonl and csv as they are, escaped or quoted).
     #[arg(long)]
     invalid: bool,
     /// Only URNs of these namespaces (NIDs, any case; repeat the option or

@@ -27,6 +27,7 @@ use super::keys::Origin;
 use super::line_numbers::{Emitting, SpanLines};
 use super::{Formatter, JobOptions, Location, Sink, Target, Texts};
 use crate::error::UrnError;
+use crate::extract::candidate_text;
 use crate::grammar::{parse, Grammar};
 use crate::scan::Event;
 use crate::urn::{Parts, Urn};
@@ -169,10 +170,14 @@ pub(super) fn write_formatted(text: Vec<Formatted>, sink: &mut dyn Sink, texts: 
     })
 }
 
+/// The most bytes of a rejected candidate's text a sink is given.
+pub(super) const SHOWN_CANDIDATE: usize = 64;
+
 /// An event as the sink is given it.
 enum Shown<'h, 'e> {
     Urn(Urn<'h>),
-    /// The candidate's first bytes (up to 64), and why it is no URN.
+    /// The candidate's text, up to where it ends, at most 64 bytes
+    /// ([`SHOWN_CANDIDATE`]), and why it is no URN.
     Rejected(&'h [u8], &'e UrnError),
 }
 
@@ -221,8 +226,8 @@ fn each_shown<'h, 'e>(
                 }
             }
             Event::Rejected { offset, ref error } => {
-                let end = hay.len().min(offset + 64);
-                show(i, offset, Shown::Rejected(&hay[offset..end], error))?;
+                let text = candidate_text(hay, offset);
+                show(i, offset, Shown::Rejected(&text[..text.len().min(SHOWN_CANDIDATE)], error))?;
             }
         }
     }

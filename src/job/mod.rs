@@ -319,8 +319,12 @@ pub trait Sink {
         Ok(())
     }
     /// A candidate at `at` in `file` that yields no URN: `candidate` is
-    /// its first bytes (up to 64, fewer at the end of the input), and
-    /// `error`'s offset counts from its start. The default does nothing.
+    /// its text up to where it ends, at most its first 64 bytes (see
+    /// [`candidate_text`](crate::extract::candidate_text): `urn:ab:/a` of
+    /// `urn:ab:/a urn:ab:c`, never the text after it), and `error`'s
+    /// offset counts from its start. That offset lies within `candidate` or
+    /// at its end, but for a candidate longer than 64 bytes, where it may
+    /// lie past the bytes given. The default does nothing.
     fn rejected(&mut self, file: FileRef<'_>, at: Location, candidate: &[u8], error: &UrnError) -> io::Result<()> {
         let _ = (file, at, candidate, error);
         Ok(())

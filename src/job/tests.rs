@@ -3,7 +3,7 @@
 
 use super::keys::walked_key_batch;
 use super::*;
-use crate::grammar::Grammar;
+use crate::grammar::{Grammar, MAX_URN_LEN};
 use crate::key::key_of_valid;
 use crate::key::KeyShape;
 use proptest::prelude::*;
@@ -635,6 +635,82 @@ proptest! {
             prop_assert_eq!(keys, want_keys);
             let counted: u64 = filtered.table.iter().map(|e| e.count).sum();
             prop_assert_eq!(counted, want.len() as u64);
+        }
+    }
+}
+
+/// What a sink or its formatter is given of each rejected candidate, as
+/// `offset<TAB>candidate<TAB>error offset` lines.
+struct Candidates(Vec<String>, bool);
+
+struct CandidateLines;
+
+fn candidate_line(at: Location, candidate: &[u8], error: &UrnError) -> String {
+    format!("{}\t{}\t{}", at.offset, String::from_utf8_lossy(candidate), error.offset())
+}
+
+impl Formatter for CandidateLines {
+    fn urn(&self, _: &mut Vec<u8>, _: FileRef<'_>, _: Location, _: &Urn<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    fn rejected(&self, out: &mut Vec<u8>, _: FileRef<'_>, at: Location, c: &[u8], e: &UrnError) -> io::Result<()> {
+        writeln!(out, "{}", candidate_line(at, c, e))
+    }
+}
+
+impl Sink for Candidates {
+    fn rejected(&mut self, _: FileRef<'_>, at: Location, candidate: &[u8], error: &UrnError) -> io::Result<()> {
+        self.0.push(candidate_line(at, candidate, error));
+        Ok(())
+    }
+    fn input_error(&mut self, _: &InputError) -> io::Result<()> {
+        Ok(())
+    }
+    fn formatter(&self) -> Option<Arc<dyn Formatter>> {
+        self.1.then(|| Arc::new(CandidateLines) as Arc<dyn Formatter>)
+    }
+    fn write_formatted(&mut self, text: &[u8]) -> io::Result<()> {
+        self.0.extend(std::str::from_utf8(text).unwrap().lines().map(str::to_owned));
+        Ok(())
+    }
+}
+
+/// A rejected candidate reaches the sink (and its formatter) as its text
+/// up to where it ends (`extract::candidate_text`), at most 64 bytes, not
+/// as the 64 bytes from its start, which ran into the URNs after it. The
+/// error offset lies within that text or at its end, but for a candidate
+/// cut at 64 bytes. Offsets counted by hand.
+#[test]
+fn a_rejected_candidate_reaches_the_sink_up_to_where_it_ends() {
+    let long = format!("urn:ab:{}", "a".repeat(MAX_URN_LEN));
+    let hay = format!(
+        "x urn:ab:/a urn:a:b urn:abcdefghijklmnopqrstuvwxyz0123456:x urn:ab\n'urn:ab:/b'c' <urn:ab:\u{e9}x> {long}\n"
+    );
+    // (offset, text, error offset): an NSS starting with `/`, a one-letter
+    // NID, a 33-letter NID (wrong at its 33rd letter, byte 36), no colon
+    // after the NID (at the newline, 6), after an apostrophe up to the next
+    // one (rule 2), é ending nothing (wrong at 7), and a URN too long, wrong
+    // at byte MAX_URN_LEN, past its first 64.
+    let want_texts = [
+        (2, "urn:ab:/a", 7),
+        (12, "urn:a:b", 5),
+        (20, "urn:abcdefghijklmnopqrstuvwxyz0123456:x", 36),
+        (60, "urn:ab", 6),
+        (68, "urn:ab:/b", 7),
+        (82, "urn:ab:\u{e9}x", 7),
+        (94, &long[..64], MAX_URN_LEN),
+    ];
+    let want: Vec<String> =
+        want_texts.iter().map(|(offset, text, error)| format!("{offset}\t{text}\t{error}")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.txt");
+    std::fs::write(&path, &hay).unwrap();
+    for mmap in [MmapPolicy::Always, MmapPolicy::Never] {
+        for formatting in [false, true] {
+            let opts = JobOptions { mmap, ..JobOptions::default() };
+            let mut seen = Candidates(Vec::new(), formatting);
+            run(std::slice::from_ref(&path), &opts, &mut seen).unwrap();
+            assert_eq!(seen.0, want, "{mmap:?}, formatting {formatting}");
         }
     }
 }
