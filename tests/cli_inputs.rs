@@ -503,6 +503,27 @@ fn dedup_keeps_the_lines_before_a_corrupt_archive() {
     assert_eq!(out, head + &tail, "not a line cut short");
 }
 
+/// An archive that yields nothing (a corrupt header; a header and no
+/// data) was skipped, and `dedup` says so as `scan` does; one that yields
+/// lines before its damage was cut short there (the test above).
+#[test]
+fn an_archive_that_yields_nothing_is_said_to_be_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = write(dir.path(), "header.gz", b"\x1f\x8bxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    let empty = write(dir.path(), "empty.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03");
+    let good = write(dir.path(), "good.txt", b"urn:ab:two\n");
+    let fate = "(check the archive with `gzip -t`); skipped, the other inputs were read";
+    for bad in [&header, &empty] {
+        for command in ["scan", "dedup"] {
+            let o = urnscan(&[command, "-z", bad, &good]);
+            assert_eq!(o.code, Some(2), "{command} {bad}");
+            let error = o.err.lines().find(|l| l.starts_with("urnscan: ")).unwrap_or_default();
+            let failed = format!("urnscan: {bad}: gzip data is corrupt or truncated: ");
+            assert!(error.starts_with(&failed) && error.ends_with(fate), "{command}: {error}");
+        }
+    }
+}
+
 /// An archive cut off in the middle of a URN (`urn:isbn:978…` of
 /// `urn:isbn:9780451450523`): what the cut leaves of it is no URN to
 /// `scan` or `dedup`, not even a rejected one; the URNs before it are.

@@ -214,8 +214,9 @@ impl BinaryCounts {
 
 /// Feeds one input. The outer error stops the run (rejects or spill files
 /// cannot be written); the inner one is this input's read error, and
-/// whether it came after the input was opened (it cut the input short
-/// rather than skipping it). A read error (a corrupt archive) ends the
+/// whether it came after some of the input was read (it cut the input
+/// short rather than skipping it: an archive whose header is corrupt is
+/// skipped, as `scan` says of it). A read error (a corrupt archive) ends the
 /// input where it happens: the lines before it are kept. `progress` counts a decoded input's own bytes as
 /// they are read (the dedup counts the bytes of the others).
 fn feed(
@@ -248,7 +249,7 @@ fn feed(
             if fed.is_ok() && whole.changed_during_use() {
                 return Ok(Err((io::Error::other(source::Shrank), true)));
             }
-            return settled(fed);
+            return settled(fed, true);
         }
         Contents::Stream(reader) => reader,
         // Nothing is printed before the end: a pipe is read as any stream.
@@ -258,21 +259,24 @@ fn feed(
     if binary.skips(name, &peeked.head) {
         return Ok(Ok(()));
     }
+    let read_some = !peeked.head.is_empty();
     // A read error (a corrupt archive) is returned after the whole lines
     // before it were fed.
     if decoded {
-        settled(dedup.add_decoded_reader(&mut decompress::read_ahead(peeked), file, &mut sink))
+        settled(dedup.add_decoded_reader(&mut decompress::read_ahead(peeked), file, &mut sink), read_some)
     } else {
-        settled(dedup.add_reader(&mut peeked.into_reader(), file, &mut sink))
+        settled(dedup.add_reader(&mut peeked.into_reader(), file, &mut sink), read_some)
     }
 }
 
 /// What feeding an input came to: the run's error (rejects or spill files
-/// that cannot be written), or the input's read error, if any.
-fn settled<T>(fed: Result<T, FeedError>) -> Result<Result<(), (io::Error, bool)>> {
+/// that cannot be written), or the input's read error, if any, and whether
+/// some of the input was read before it (`read_some`: cut short, not
+/// skipped).
+fn settled<T>(fed: Result<T, FeedError>, read_some: bool) -> Result<Result<(), (io::Error, bool)>> {
     match fed {
         Ok(_) => Ok(Ok(())),
-        Err(FeedError::Read(e)) => Ok(Err((e, true))),
+        Err(FeedError::Read(e)) => Ok(Err((e, read_some))),
         Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
     }
 }
