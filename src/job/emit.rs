@@ -226,8 +226,10 @@ fn each_shown<'h, 'e>(
                 }
             }
             Event::Rejected { offset, ref error } => {
-                let text = candidate_text(hay, offset);
-                show(i, offset, Shown::Rejected(&text[..text.len().min(SHOWN_CANDIDATE)], error))?;
+                // Its first bytes alone: a too-long candidate's text runs
+                // for 8,193 bytes, of which the sink is given 64.
+                let text = candidate_text(&hay[..hay.len().min(offset + SHOWN_CANDIDATE)], offset);
+                show(i, offset, Shown::Rejected(text, error))?;
             }
         }
     }
