@@ -84,7 +84,8 @@ pub struct NidRow<'s> {
     pub nid: &'s [u8],
     /// Its class: formal, informal, reserved, experimental or unregistered ([`NidClass`]).
     pub class: NidClass,
-    /// URNs of this NID, every occurrence counted.
+    /// URNs of this NID, every occurrence counted (at most `u64::MAX`:
+    /// the sums saturate, as a key's count does).
     pub occurrences: u64,
     /// Distinct keys of this NID.
     pub unique: u64,
@@ -185,8 +186,8 @@ impl NidRuns {
     pub fn add(&mut self, nid: &[u8], count: u64) {
         match self.rows.last_mut() {
             Some(last) if self.text[last.nid()] == *nid => {
-                last.occurrences += count;
-                last.unique += 1;
+                last.occurrences = last.occurrences.saturating_add(count);
+                last.unique = last.unique.saturating_add(1);
             }
             _ => self.push(nid, count, 1),
         }
@@ -215,8 +216,8 @@ impl NidRuns {
                 let nid = &block.text[first.nid()];
                 match all.rows.last_mut() {
                     Some(last) if all.text[last.nid()] == *nid => {
-                        last.occurrences += first.occurrences;
-                        last.unique += first.unique;
+                        last.occurrences = last.occurrences.saturating_add(first.occurrences);
+                        last.unique = last.unique.saturating_add(first.unique);
                         rows.next();
                     }
                     _ => {}
@@ -268,8 +269,8 @@ fn from_tables(tables: &[KeyTable]) -> NidStats {
             for e in shard.iter() {
                 let nid = Hashed::new(e.nid(), &hasher);
                 let slot = parts[nid.part(PARTS)].entry(nid).or_default();
-                slot.0 += e.count;
-                slot.1 += 1;
+                slot.0 = slot.0.saturating_add(e.count);
+                slot.1 = slot.1.saturating_add(1);
             }
             parts
         })
@@ -292,8 +293,8 @@ fn merge_counts<'t>(a: ByNid<'t>, b: ByNid<'t>) -> ByNid<'t> {
     let (small, mut large) = if a.len() < b.len() { (a, b) } else { (b, a) };
     for (nid, (occurrences, unique)) in small {
         let slot = large.entry(nid).or_default();
-        slot.0 += occurrences;
-        slot.1 += unique;
+        slot.0 = slot.0.saturating_add(occurrences);
+        slot.1 = slot.1.saturating_add(unique);
     }
     large
 }
@@ -422,5 +423,26 @@ mod tests {
         // The part comes from bits the map leaves alone, and is in range.
         assert!((0..1000u64).map(|i| nid(i << 32, b"x").part(16)).all(|p| p < 16));
         assert_eq!(nid(5 << 32, b"x").part(16), 5);
+    }
+
+    /// A NID's occurrences add up the counts of its keys, which saturate at
+    /// `u64::MAX` ([`KeyTable`]): the sums saturate too, in a run, when runs
+    /// of blocks are joined, and when maps are merged (an overflow panicked
+    /// in debug builds and wrapped in release ones).
+    #[test]
+    fn sums_saturate_at_u64_max() {
+        let mut runs = NidRuns::default();
+        runs.add(b"ab", u64::MAX);
+        runs.add(b"ab", 5);
+        let mut more = NidRuns::default();
+        more.add(b"ab", u64::MAX - 1);
+        let all = NidRuns::joined(vec![runs, more]);
+        assert_eq!((all.rows[0].occurrences, all.rows[0].unique), (u64::MAX, 3));
+
+        let (mut a, mut b) = (ByNid::default(), ByNid::default());
+        a.insert(Hashed { hash: 1, bytes: b"ab" }, (u64::MAX, 1));
+        b.insert(Hashed { hash: 1, bytes: b"ab" }, (2, 1));
+        let merged: Vec<(u64, u64)> = merge_counts(a, b).into_values().collect();
+        assert_eq!(merged, [(u64::MAX, 2)]);
     }
 }
