@@ -473,6 +473,42 @@ fn dash_as_an_output_file_is_stdout() {
     assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
 }
 
+/// A write error that stops the run names what could not be written: the
+/// rejects' destination (stdout with `--rejects -`, or the file), or the
+/// spill files' directory, not "rejected lines or spill files" for both.
+/// Linux: a full disk is `/dev/full`; stdout is made that file.
+#[test]
+fn a_write_error_names_what_could_not_be_written() {
+    let dir = TempDir::new("write-error");
+    let Ok(full) = fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    // Enough rejects to fill the 64 KiB buffer before the end.
+    let bad = dir.file("bad.txt", &b"not a urn\n".repeat(20_000));
+    let o = dedup(&["--rejects", "/dev/full", &bad], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot write /dev/full: "), "{}", stderr(&o));
+
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["dedup", "--rejects", "-", &bad])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot write to standard output: "), "{}", stderr(&o));
+
+    // A spill directory that cannot be made: named, with the option that moves it.
+    let many: Vec<u8> = (0..20_000).flat_map(|i| format!("urn:ab:{i}\n").into_bytes()).collect();
+    let many = dir.file("many.txt", &many);
+    let missing = dir.path("missing");
+    let o = dedup(&["-q", "--memory-limit", "64KiB", "--temp-dir", &missing, &many], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let want = format!("cannot write spill files in {missing} (--temp-dir chooses where): ");
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("rejected"), "{}", stderr(&o));
+}
+
 /// A field of the rejects file as its documented rule writes it: a tab, a
 /// line feed, a carriage return and a backslash as `\t`, `\n`, `\r`, `\\`.
 fn tsv_escaped(bytes: &[u8]) -> Vec<u8> {

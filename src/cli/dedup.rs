@@ -12,6 +12,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -249,7 +250,7 @@ fn feed(
             if fed.is_ok() && whole.changed_during_use() {
                 return Ok(Err((io::Error::other(source::Shrank), true)));
             }
-            return settled(fed, true);
+            return settled(fed, true, reporter);
         }
         Contents::Stream(reader) => reader,
         // Nothing is printed before the end: a pipe is read as any stream.
@@ -262,22 +263,27 @@ fn feed(
     let read_some = !peeked.head.is_empty();
     // A read error (a corrupt archive) is returned after the whole lines
     // before it were fed.
-    if decoded {
-        settled(dedup.add_decoded_reader(&mut decompress::read_ahead(peeked), file, &mut sink), read_some)
+    let fed = if decoded {
+        dedup.add_decoded_reader(&mut decompress::read_ahead(peeked), file, &mut sink)
     } else {
-        settled(dedup.add_reader(&mut peeked.into_reader(), file, &mut sink), read_some)
-    }
+        dedup.add_reader(&mut peeked.into_reader(), file, &mut sink)
+    };
+    settled(fed, read_some, reporter)
 }
 
 /// What feeding an input came to: the run's error (rejects or spill files
-/// that cannot be written), or the input's read error, if any, and whether
-/// some of the input was read before it (`read_some`: cut short, not
-/// skipped).
-fn settled<T>(fed: Result<T, FeedError>, read_some: bool) -> Result<Result<(), (io::Error, bool)>> {
+/// that cannot be written, told apart by `reporter`), or the input's read
+/// error, if any, and whether some of the input was read before it
+/// (`read_some`: cut short, not skipped).
+fn settled<T>(
+    fed: Result<T, FeedError>,
+    read_some: bool,
+    reporter: &Reporter<'_>,
+) -> Result<Result<(), (io::Error, bool)>> {
     match fed {
         Ok(_) => Ok(Ok(())),
         Err(FeedError::Read(e)) => Ok(Err((e, read_some))),
-        Err(FeedError::Write(e)) => Err(e).context("cannot write rejected lines or spill files"),
+        Err(FeedError::Write(e)) => Err(e).context(reporter.write_failure()),
     }
 }
 
@@ -303,6 +309,11 @@ struct Reporter<'a> {
     columns: Option<Vec<Vec<u8>>>,
     /// The rejects' writer, and what an error writing it is told as.
     rejects: Option<(String, BufWriter<Box<dyn Write>>)>,
+    /// Writing a rejected line failed: the run's write error is the
+    /// rejects', not a spill file's (both come back as one error kind).
+    rejects_failed: bool,
+    /// Where the spill files' directory is made, for an error writing them.
+    spill_base: PathBuf,
     err: WholeLines<'a, anstream::AutoStream<io::Stderr>>,
     palette: Palette,
     quiet: bool,
@@ -330,10 +341,17 @@ impl<'a> Reporter<'a> {
             None => None,
         };
         let err = WholeLines::new(color::stream(io::stderr(), palette), progress);
-        Ok(Reporter { names, columns, rejects, err, palette, quiet: args.quiet })
+        let spill_base = args.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        Ok(Reporter { names, columns, rejects, rejects_failed: false, spill_base, err, palette, quiet: args.quiet })
     }
 
     fn reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
+        let written = self.write_reject(r);
+        self.rejects_failed |= written.is_err();
+        written
+    }
+
+    fn write_reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
         let name = self.names.get(r.file as usize).map_or("-", String::as_str);
         let kind = r.error.kind().as_str();
         match &mut self.rejects {
@@ -356,6 +374,18 @@ impl<'a> Reporter<'a> {
         let others = self.names.len() > 1;
         let error = super::Unreadable { error: &error, cut_short, mmap_flag: false, others };
         writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
+    }
+
+    /// What the run's write error is told as: where the rejected lines
+    /// go, when writing one failed, else the spill files.
+    fn write_failure(&self) -> String {
+        match (&self.rejects, self.rejects_failed) {
+            (Some((failed, _)), true) => failed.clone(),
+            (None, true) => "cannot write rejected lines to standard error".to_owned(),
+            (_, false) => {
+                format!("cannot write spill files in {} (--temp-dir chooses where)", self.spill_base.display())
+            }
+        }
     }
 
     fn finish_rejects(&mut self) -> Result<()> {
