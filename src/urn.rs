@@ -9,6 +9,7 @@
 //! string: `"urn:isbn:0451450523".parse::<UrnBuf>()`.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Range;
@@ -50,10 +51,13 @@ pub(crate) struct Parts {
 /// [`Urn::key`] for the RFC 8141 equivalence key. Likewise `==` and `Hash`
 /// compare the text and the grammar it was judged by, not equivalence:
 /// `urn:ISBN:1` and `urn:isbn:1` differ, their keys are equal. To collect
-/// URNs by equivalence, collect their keys.
+/// URNs by equivalence, collect their keys. The order (`Ord`) is the
+/// text's bytes, then the grammar, so a `BTreeSet` of URNs holds them as
+/// written, in byte order; sort by [`Urn::key`] for the order of `urnscan
+/// scan --unique`.
 ///
 /// ```
-/// use std::collections::HashSet;
+/// use std::collections::{BTreeSet, HashSet};
 /// use urnscan::{parse, Grammar};
 ///
 /// let (a, b) = (parse(b"urn:ISBN:1", Grammar::Rfc8141).unwrap(), parse(b"urn:isbn:1", Grammar::Rfc8141).unwrap());
@@ -61,6 +65,8 @@ pub(crate) struct Parts {
 /// assert_eq!(a.key(), b.key());
 /// assert_eq!(HashSet::from([a, b]).len(), 2);
 /// assert_eq!(HashSet::from([a.key(), b.key()]).len(), 1);
+/// // Byte order: upper-case letters before lower-case ones.
+/// assert_eq!(BTreeSet::from([b, a]).into_iter().collect::<Vec<_>>(), [a, b]);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Urn<'a> {
@@ -244,6 +250,20 @@ fn ascii(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
+/// By text, then grammar: the parts are what the grammar makes of the
+/// text, so this order agrees with `==`.
+impl Ord for Urn<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.text.cmp(other.text).then(self.grammar.cmp(&other.grammar))
+    }
+}
+
+impl PartialOrd for Urn<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl fmt::Display for Urn<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -299,7 +319,7 @@ impl Urn<'_> {
 /// // RFC 2141 has no components: the "?" is part of the NSS.
 /// assert_eq!(UrnBuf::parse("urn:abc:c?x", Grammar::Rfc2141)?.as_urn().nss(), "c?x");
 ///
-/// // Equal and hashed by text, as Urn is: two spellings, one key.
+/// // Equal, hashed and ordered by text, as Urn is: two spellings, one key.
 /// let set: HashSet<UrnBuf> = ["urn:ISBN:1", "urn:isbn:1", "urn:ISBN:1"].iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
 /// assert_eq!(set.len(), 2);
 /// # Ok::<(), urnscan::UrnError>(())
@@ -388,6 +408,19 @@ impl PartialEq<UrnBuf> for Urn<'_> {
     }
 }
 
+/// As [`Urn`]'s: by text, then grammar.
+impl Ord for UrnBuf {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_urn().cmp(&other.as_urn())
+    }
+}
+
+impl PartialOrd for UrnBuf {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// As [`Urn`]'s: a `UrnBuf` hashes as the `Urn` it borrows as.
 impl Hash for UrnBuf {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -466,5 +499,49 @@ mod tests {
         let b = UrnBuf::parse("urn:abc:d", Grammar::Rfc2141).unwrap();
         assert_ne!(a, b);
         assert_eq!(String::from(a), "urn:abc:d");
+    }
+
+    /// The order is the text's bytes, then the grammar (RFC 8141 first),
+    /// for `Urn` and `UrnBuf` alike, and it agrees with `==`.
+    #[test]
+    fn urns_are_ordered_by_text_then_grammar() {
+        let texts =
+            ["urn:isbn:1", "urn:ISBN:1", "URN:isbn:1", "urn:isbn:1#f", "urn:isbn:10", "urn:abc:d", "urn:ab:c%2c"];
+        let mut urns: Vec<Urn<'_>> = Vec::new();
+        for text in texts {
+            for grammar in [Grammar::Rfc2141, Grammar::Rfc8141] {
+                urns.extend(grammar::parse(text.as_bytes(), grammar));
+            }
+        }
+        // Each text is valid under both grammars (`#` is an NSS character
+        // of RFC 2141's, an f-component of RFC 8141's).
+        assert_eq!(urns.len(), 14);
+        let mut sorted = urns.clone();
+        sorted.sort();
+        let got: Vec<(&str, Grammar)> = sorted.iter().map(|u| (u.as_str(), u.grammar())).collect();
+        let (r8, r2) = (Grammar::Rfc8141, Grammar::Rfc2141);
+        let want = [
+            ("URN:isbn:1", r8),
+            ("URN:isbn:1", r2),
+            ("urn:ISBN:1", r8),
+            ("urn:ISBN:1", r2),
+            ("urn:ab:c%2c", r8),
+            ("urn:ab:c%2c", r2),
+            ("urn:abc:d", r8),
+            ("urn:abc:d", r2),
+            ("urn:isbn:1", r8),
+            ("urn:isbn:1", r2),
+            ("urn:isbn:1#f", r8),
+            ("urn:isbn:1#f", r2),
+            ("urn:isbn:10", r8),
+            ("urn:isbn:10", r2),
+        ];
+        assert_eq!(got, want);
+        for a in &urns {
+            for b in &urns {
+                assert_eq!(a.cmp(b) == Ordering::Equal, a == b, "{a:?} {b:?}");
+                assert_eq!(a.to_urn_buf().cmp(&b.to_urn_buf()), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 }

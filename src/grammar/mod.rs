@@ -60,7 +60,7 @@ pub const MAX_URN_LEN: usize = 8192;
 const _: () = assert!(MAX_URN_LEN + 3 <= u16::MAX as usize, "Parts stores offsets as u16");
 
 /// Which specification a URN is judged by; RFC 8141 by default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Grammar {
     /// RFC 8141 (2017): NID of 2–32 characters, NSS of `pchar` and `/`,
     /// optional r-, q- and f-components.
