@@ -10,8 +10,11 @@
 //!    (`.` `,` `;` `:` `!` `?` `'`, and `)` while the URN holds more `)`
 //!    than `(`), then the longest valid prefix is taken again so that a
 //!    dangling `?+`, `?=` or `#` goes too (a `#` only when trimming exposed
-//!    it: `urn:ab:c#` alone has a valid, empty f-component). Trimming never
-//!    enters `urn:NID:`; when no NSS is left the candidate yields nothing.
+//!    it: `urn:ab:c#` alone has a valid, empty f-component). Under RFC 2141
+//!    nothing dangles: it has no components, and `?`, `+`, `=` and `#` are
+//!    NSS characters (`urn:ab:c#.` gives `urn:ab:c#`, as `urn:ab:c?+.`
+//!    gives `urn:ab:c?+`). Trimming never enters `urn:NID:`; when no NSS is
+//!    left the candidate yields nothing.
 //!
 //! Rule 4 (matches never overlap) belongs to the caller, which resumes after
 //! the URN returned here. A candidate that yields nothing reports the error
@@ -118,7 +121,7 @@ fn judged_to_its_end(window: &[u8], error: UrnError, grammar: Grammar) -> UrnErr
 fn trim<'h>(window: &'h [u8], mut urn: Urn<'h>, grammar: Grammar) -> Result<Urn<'h>, UrnError> {
     let nss_start = urn.nss_range().start;
     loop {
-        let end = trimmed_end(urn.as_bytes(), nss_start);
+        let end = trimmed_end(urn.as_bytes(), nss_start, grammar);
         if end == urn.len() {
             return Ok(urn);
         }
@@ -131,8 +134,10 @@ fn trim<'h>(window: &'h [u8], mut urn: Urn<'h>, grammar: Grammar) -> Result<Urn<
 
 /// Where `text` ends once trailing punctuation is dropped, never going
 /// below `floor`. A `#` goes only when trimming left it dangling: a URN that
-/// ends in `#` by itself has a valid, empty f-component.
-fn trimmed_end(text: &[u8], floor: usize) -> usize {
+/// ends in `#` by itself has a valid, empty f-component; and under RFC 2141
+/// a `#` is an NSS character like any other, which never dangles.
+fn trimmed_end(text: &[u8], floor: usize, grammar: Grammar) -> usize {
+    let hash_dangles = grammar == Grammar::Rfc8141;
     let mut end = text.len();
     // How many more `)` than `(` `text[..end]` holds, counted once and kept
     // as `)`s go: counted again for each `)`, a URN ending in thousands of
@@ -141,7 +146,7 @@ fn trimmed_end(text: &[u8], floor: usize) -> usize {
     while end > floor {
         let drop = match text[end - 1] {
             b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' => true,
-            b'#' => end < text.len(),
+            b'#' => hash_dangles && end < text.len(),
             b')' => {
                 let n = excess.get_or_insert_with(|| close_excess(&text[..end]));
                 *n -= 1;
@@ -229,6 +234,17 @@ mod tests {
         let opts = ExtractOptions { grammar: Grammar::Rfc2141, trim: true };
         assert_eq!(first_with("urn:a:b~c", opts), Ok("urn:a:b".into()));
         assert_eq!(first_with("urn:a:b/c?d#e.", opts), Ok("urn:a:b/c?d#e".into()));
+        // No components, so nothing dangles once the `.` goes: `#`, `?+`
+        // and `?=` are NSS characters (<reserved> and <other> of RFC 2141
+        // §2.2), and `urn:ab:c#` is a valid URN of its own, not `urn:ab:c`.
+        assert_eq!(first_with("See urn:ab:c#.", opts), Ok("urn:ab:c#".into()));
+        assert_eq!(first_with("See urn:ab:c##.", opts), Ok("urn:ab:c##".into()));
+        assert_eq!(first_with("See urn:ab:#.", opts), Ok("urn:ab:#".into()));
+        assert_eq!(first_with("See urn:ab:c?+.", opts), Ok("urn:ab:c?+".into()));
+        assert_eq!(first_with("See urn:ab:c?=.", opts), Ok("urn:ab:c?=".into()));
+        assert_eq!(first_with("See urn:ab:c#?!", opts), Ok("urn:ab:c#".into()));
+        // The `?` is sentence punctuation, trimmed as under RFC 8141.
+        assert_eq!(first_with("Is it urn:ab:c?", opts), Ok("urn:ab:c".into()));
     }
 
     #[test]
@@ -318,16 +334,17 @@ mod tests {
     }
 
     /// Rule 3 as written: drop the last byte while it is sentence
-    /// punctuation, a `#` that trimming exposed, or a `)` of a prefix with
-    /// more `)` than `(`, counting the prefix again each time.
-    fn trimmed_end_reference(text: &[u8], floor: usize) -> usize {
+    /// punctuation, a `#` that trimming exposed (RFC 8141: an empty
+    /// f-component), or a `)` of a prefix with more `)` than `(`, counting
+    /// the prefix again each time.
+    fn trimmed_end_reference(text: &[u8], floor: usize, grammar: Grammar) -> usize {
         let mut end = text.len();
         while end > floor {
             let prefix = &text[..end];
             let excess = prefix.iter().filter(|&&b| b == b')').count() > prefix.iter().filter(|&&b| b == b'(').count();
             let drop = match text[end - 1] {
                 b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' => true,
-                b'#' => end < text.len(),
+                b'#' => grammar == Grammar::Rfc8141 && end < text.len(),
                 b')' => excess,
                 _ => false,
             };
@@ -344,9 +361,11 @@ mod tests {
         fn trimmed_end_equals_the_rule_as_written(
             text in proptest::collection::vec(proptest::sample::select(b"()).,#:a?".to_vec()), 0..40),
             floor in 0usize..8,
+            rfc2141: bool,
         ) {
             let floor = floor.min(text.len());
-            proptest::prop_assert_eq!(trimmed_end(&text, floor), trimmed_end_reference(&text, floor));
+            let grammar = if rfc2141 { Grammar::Rfc2141 } else { Grammar::Rfc8141 };
+            proptest::prop_assert_eq!(trimmed_end(&text, floor, grammar), trimmed_end_reference(&text, floor, grammar));
         }
     }
 }

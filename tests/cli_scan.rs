@@ -967,6 +967,35 @@ fn nid_filter_keeps_the_namespaces_given() {
     assert_eq!(text(&o), format!("{}:urn:a:b\n", input.find("urn:a:b").unwrap()));
 }
 
+/// Rule 3 under RFC 2141: trimming drops the sentence's `.`, and the
+/// longest valid prefix taken again keeps the `#`, `?+` or `?=` before it,
+/// which RFC 2141 admits in the NSS (§2.2: `<reserved>` holds `#` and `?`,
+/// `<other>` holds `+` and `=`); under RFC 8141 they are components left
+/// empty, and go. Each URN reported passes `check` with that grammar.
+#[test]
+fn trimming_under_rfc2141_keeps_what_its_nss_holds() {
+    let input = b"See urn:ab:c#. Or urn:ab:d?+. Or urn:ab:e?=, or urn:ab:#. Is it urn:ab:f?\n";
+    let found = |grammar: &[&str]| {
+        let o = urnscan_in(&[&["scan", "-u", "--format", "jsonl"][..], grammar].concat(), input);
+        text(&o)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (v["urn"].as_str().unwrap().to_owned(), v["key"].as_str().unwrap().to_owned())
+            })
+            .collect::<Vec<_>>()
+    };
+    let pairs = |list: &[&str]| list.iter().map(|u| (u.to_string(), u.to_string())).collect::<Vec<_>>();
+    let rfc2141 = found(&["--rfc2141"]);
+    assert_eq!(rfc2141, pairs(&["urn:ab:#", "urn:ab:c#", "urn:ab:d?+", "urn:ab:e?=", "urn:ab:f"]));
+    // `urn:ab:#` has nothing left but its `#` under RFC 8141: rejected.
+    assert_eq!(found(&[]), pairs(&["urn:ab:c", "urn:ab:d", "urn:ab:e", "urn:ab:f"]));
+    for (urn, _) in &rfc2141 {
+        let o = urnscan_in(&["check", "--rfc2141", urn], b"");
+        assert_eq!(o.status.code(), Some(0), "{urn}: {}", text(&o));
+    }
+}
+
 #[test]
 fn nid_filter_rejects_what_is_not_a_nid() {
     for (nid, why) in [
