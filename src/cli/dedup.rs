@@ -633,7 +633,8 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
         binary.seen,
         binary.misreads.compressed(),
     )?;
-    kinds_and_nids_json(out, &counts.invalid, nids)
+    kinds_and_nids_json(out, &counts.invalid, nids)?;
+    out.write_all(b"}\n")
 }
 
 /// Said after the summary when [`reads_like_text`].

@@ -312,7 +312,8 @@ pub struct ScanArgs {
     /// With --unique: only the URNs that occur more than once, as `uniq -d` (--min-count 2).
     #[arg(short = 'd', long, requires = "unique")]
     repeated: bool,
-    /// Per-NID statistics and totals (the time taken goes to stderr, on a terminal).
+    /// Per-NID statistics and totals, ending with the time taken and GB/s (the only lines that differ
+    /// between runs of the same input).
     #[arg(short, long)]
     stats: bool,
     /// Only count, as `grep -c` does: the number of URNs of each input as

@@ -279,9 +279,9 @@ pub fn nid_row_json(out: &mut impl Write, row: &NidRow<'_>) -> io::Result<()> {
     write!(out, ",\"class\":\"{}\",\"occurrences\":{},\"unique\":{}}}", row.class, row.occurrences, row.unique)
 }
 
-/// The end of the one JSON object of `scan --stats` and `dedup --stats`
-/// (after the counts each command has): `"invalid_kinds":{kind: n},
-/// "nids":[row, ...]}` and the line end.
+/// The part of the one JSON object of `scan --stats` and `dedup --stats`
+/// after the counts each command has: `"invalid_kinds":{kind: n},
+/// "nids":[row, ...]`, without the object's end (`scan` adds its time).
 pub fn kinds_and_nids_json(out: &mut impl Write, kinds: &BTreeMap<ErrorKind, u64>, nids: &NidStats) -> io::Result<()> {
     out.write_all(b"\"invalid_kinds\":{")?;
     for (i, (kind, n)) in kinds.iter().enumerate() {
@@ -295,7 +295,7 @@ pub fn kinds_and_nids_json(out: &mut impl Write, kinds: &BTreeMap<ErrorKind, u64
         }
         nid_row_json(out, &row)?;
     }
-    writeln!(out, "]}}")
+    out.write_all(b"]")
 }
 
 /// Writes `n` in decimal. Output lines are printed by the million, and

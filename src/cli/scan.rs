@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
@@ -129,7 +129,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     }
     if args.stats {
         let nids = nids.unwrap_or_else(|| NidStats::from_table(&outcome.table));
-        printer.stats(&outcome, &nids, filtered).context("cannot write to standard output")?;
+        printer.stats(&outcome, &nids, filtered, started.elapsed()).context("cannot write to standard output")?;
     }
     printer.out.flush().context("cannot write to standard output")?;
     if !args.quiet {
@@ -137,15 +137,6 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
             // Not being able to say it is no reason to fail a finished run.
             let _ = writeln!(io::stderr().lock(), "{hint}");
         }
-    }
-    // For a person watching: a pipe or a log gets only what the input
-    // decides (and `--progress` ends with the same figures there).
-    if args.stats && io::stderr().is_terminal() {
-        // It differs from run to run, so it stays out of stdout, which is
-        // the same bytes for the same input whatever the thread count.
-        let line = format!("urnscan: {}\n", progress::throughput(outcome.totals.bytes, started.elapsed()));
-        // Not being able to say it is no reason to fail a finished run.
-        let _ = io::stderr().lock().write_all(line.as_bytes());
     }
     Ok(exit_code(&outcome.totals, found))
 }
@@ -356,13 +347,15 @@ impl<W: Write> Printer<'_, W> {
 
     /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
     /// say how many URNs of the others were left out.
-    fn stats(&mut self, outcome: &Outcome, nids: &NidStats, filtered: bool) -> io::Result<()> {
+    /// The NID table and the totals, the time the run took last: the one
+    /// part of stdout that differs between runs of the same input.
+    fn stats(&mut self, outcome: &Outcome, nids: &NidStats, filtered: bool, elapsed: Duration) -> io::Result<()> {
         let t = &outcome.totals;
         let unique = outcome.table.len();
         match self.records.format {
-            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered),
+            Format::Json | Format::Jsonl => write_stats_json(&mut self.out, t, nids, unique, filtered, elapsed),
             Format::Csv => nid_table_csv(&mut self.out, nids),
-            Format::Text => write_stats_text(&mut self.out, t, nids, unique, filtered, self.ui.out),
+            Format::Text => write_stats_text(&mut self.out, t, nids, unique, filtered, elapsed, self.ui.out),
         }
     }
 }
@@ -706,6 +699,7 @@ fn write_stats_text(
     nids: &NidStats,
     unique: usize,
     filtered: bool,
+    elapsed: Duration,
     palette: Palette,
 ) -> io::Result<()> {
     nid_table_text(out, nids, palette)?;
@@ -743,7 +737,18 @@ fn write_stats_text(
         let row = format!("{:<12} {}", "errors", thousands(t.errors));
         writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
-    Ok(())
+    writeln!(out, "{:<12} {:.3} s", "elapsed", elapsed.as_secs_f64())?;
+    writeln!(out, "{:<12} {:.2}", "GB/s", gb_per_second(t.bytes, elapsed))
+}
+
+/// Decimal gigabytes (10^9 bytes) per second; 0 for no measurable time.
+fn gb_per_second(bytes: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        bytes as f64 / secs / 1e9
+    } else {
+        0.0
+    }
 }
 
 fn write_stats_json(
@@ -752,6 +757,7 @@ fn write_stats_json(
     nids: &NidStats,
     unique: usize,
     filtered: bool,
+    elapsed: Duration,
 ) -> io::Result<()> {
     write!(
         out,
@@ -762,7 +768,8 @@ fn write_stats_json(
         write!(out, "\"excluded\":{},", t.excluded)?;
     }
     write!(out, "\"invalid\":{},\"unique\":{},", t.invalid(), unique)?;
-    kinds_and_nids_json(out, &t.invalid_kinds, nids)
+    kinds_and_nids_json(out, &t.invalid_kinds, nids)?;
+    writeln!(out, ",\"elapsed_s\":{:.6}}}", elapsed.as_secs_f64())
 }
 
 #[cfg(test)]

@@ -61,3 +61,26 @@ pub fn utf16le(text: &str, mark: bool) -> Vec<u8> {
     let mark = if mark { &[0xff, 0xfe][..] } else { &[] };
     mark.iter().copied().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect()
 }
+
+/// `scan --stats` output without the time the run took: the `elapsed` and
+/// `GB/s` rows of the text totals, and the `elapsed_s` field that ends the
+/// JSON object. It is the one part of stdout that differs between two runs
+/// of the same input; everything else is compared byte for byte.
+#[allow(dead_code)] // not every test file runs --stats
+pub fn without_timing(stdout: &str) -> String {
+    let mut out = String::with_capacity(stdout.len());
+    for line in stdout.split_inclusive('\n') {
+        if line.starts_with("elapsed ") || line.starts_with("GB/s ") {
+            continue;
+        }
+        match line.rfind(",\"elapsed_s\":") {
+            Some(at) => {
+                out.push_str(&line[..at]);
+                out.push('}');
+                out.push_str(&line[line.trim_end_matches('\n').len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
