@@ -504,7 +504,7 @@ fn a_write_error_names_what_could_not_be_written() {
     let missing = dir.path("missing");
     let o = dedup(&["-q", "--memory-limit", "64KiB", "--temp-dir", &missing, &many], b"");
     assert_eq!(o.status.code(), Some(2));
-    let want = format!("cannot write spill files in {missing} (--temp-dir chooses where): ");
+    let want = format!("cannot write the spill files in {missing} (--temp-dir chooses where): ");
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     assert!(!stderr(&o).contains("rejected"), "{}", stderr(&o));
 }

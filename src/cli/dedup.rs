@@ -12,7 +12,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -130,7 +130,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let summary = Summary { counts: dedup.counts().clone(), input_errors, binary, filtered };
     let finished = if rejects_out {
         // `--rejects -`: stdout carries the rejects, in place of the classes.
-        dedup.finish_stats().context("cannot read back the spill files")?.1
+        dedup.finish_stats().with_context(|| spill_failure(args, "finish"))?.1
     } else if args.stats {
         print_stats(args, dedup, &summary, ui.out)?
     } else {
@@ -341,7 +341,7 @@ impl<'a> Reporter<'a> {
             None => None,
         };
         let err = WholeLines::new(color::stream(io::stderr(), palette), progress);
-        let spill_base = args.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let spill_base = spill_base(args);
         Ok(Reporter { names, columns, rejects, rejects_failed: false, spill_base, err, palette, quiet: args.quiet })
     }
 
@@ -382,9 +382,7 @@ impl<'a> Reporter<'a> {
         match (&self.rejects, self.rejects_failed) {
             (Some((failed, _)), true) => failed.clone(),
             (None, true) => "cannot write rejected lines to standard error".to_owned(),
-            (_, false) => {
-                format!("cannot write spill files in {} (--temp-dir chooses where)", self.spill_base.display())
-            }
+            (_, false) => spill_failure_in(&self.spill_base, "write"),
         }
     }
 
@@ -394,6 +392,24 @@ impl<'a> Reporter<'a> {
         }
         Ok(())
     }
+}
+
+/// Where the spill files' directory is made: `--temp-dir`, else the
+/// system's temporary directory, as the library chooses it.
+fn spill_base(args: &DedupArgs) -> PathBuf {
+    args.temp_dir.clone().unwrap_or_else(std::env::temp_dir)
+}
+
+/// What an error of the spill files is told as: `what` went wrong (write
+/// them while counting; finish them, which writes the tables still in
+/// memory and reads every file back) and where, with the option that
+/// moves them (a full disk is the likely cause).
+fn spill_failure(args: &DedupArgs, what: &str) -> String {
+    spill_failure_in(&spill_base(args), what)
+}
+
+fn spill_failure_in(base: &Path, what: &str) -> String {
+    format!("cannot {what} the spill files in {} (--temp-dir chooses where)", base.display())
 }
 
 /// `the NID must be ... (RFC 8141 §2), at byte 5 of "urn:a:b"`: the line's
@@ -476,7 +492,7 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
     if let Some(err) = output_error {
         return Err(err).context("cannot write to standard output");
     }
-    let finished = finished.context("cannot read back the spill files")?;
+    let finished = finished.with_context(|| spill_failure(args, "finish"))?;
     printer.out.flush().context("cannot write to standard output")?;
     Ok(finished)
 }
@@ -484,7 +500,7 @@ fn print_classes(args: &DedupArgs, names: &[String], dedup: LineDedup) -> Result
 /// Prints the per-NID rows (`--stats`) to stdout instead of the classes;
 /// as JSON, in one object with the summary's counts.
 fn print_stats(args: &DedupArgs, dedup: LineDedup, summary: &Summary, palette: Palette) -> Result<Finished> {
-    let (nids, finished) = dedup.finish_stats().context("cannot read back the spill files")?;
+    let (nids, finished) = dedup.finish_stats().with_context(|| spill_failure(args, "finish"))?;
     let mut out = BufWriter::with_capacity(256 << 10, io::stdout().lock());
     match args.format {
         DedupFormat::Text => nid_table_text(&mut out, &nids, palette),
