@@ -336,7 +336,9 @@ mod tests {
     /// Rule 3 as written: drop the last byte while it is sentence
     /// punctuation, a `#` that trimming exposed (RFC 8141: an empty
     /// f-component), or a `)` of a prefix with more `)` than `(`, counting
-    /// the prefix again each time.
+    /// the prefix again each time. What it checks is the counting of `)`;
+    /// the `#` condition is the rule restated, which `rfc2141_mode` and
+    /// `rule3_trimming` check by example.
     fn trimmed_end_reference(text: &[u8], floor: usize, grammar: Grammar) -> usize {
         let mut end = text.len();
         while end > floor {

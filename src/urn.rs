@@ -68,7 +68,7 @@ pub(crate) struct Parts {
 /// // Byte order: upper-case letters before lower-case ones.
 /// assert_eq!(BTreeSet::from([b, a]).into_iter().collect::<Vec<_>>(), [a, b]);
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct Urn<'a> {
     text: &'a [u8],
     grammar: Grammar,
@@ -250,8 +250,25 @@ fn ascii(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
-/// By text, then grammar: the parts are what the grammar makes of the
-/// text, so this order agrees with `==`.
+/// The same text judged by the same grammar: the parts are what the
+/// grammar makes of the text, so they are left out of `==`, `Hash` and
+/// the order alike.
+impl PartialEq for Urn<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.grammar == other.grammar
+    }
+}
+
+impl Eq for Urn<'_> {}
+
+impl Hash for Urn<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+        self.grammar.hash(state);
+    }
+}
+
+/// By text, then grammar (in [`Grammar`]'s order: RFC 8141 first).
 impl Ord for Urn<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
         self.text.cmp(other.text).then(self.grammar.cmp(&other.grammar))

@@ -59,7 +59,8 @@ use class::{is, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
 pub const MAX_URN_LEN: usize = 8192;
 const _: () = assert!(MAX_URN_LEN + 3 <= u16::MAX as usize, "Parts stores offsets as u16");
 
-/// Which specification a URN is judged by; RFC 8141 by default.
+/// Which specification a URN is judged by; RFC 8141 by default. Ordered
+/// as declared, RFC 8141 first (URNs of the same text sort that way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Grammar {
     /// RFC 8141 (2017): NID of 2–32 characters, NSS of `pchar` and `/`,
