@@ -976,6 +976,21 @@ fn nid_filter_keeps_the_namespaces_given() {
     assert_eq!(text(&o), format!("{}:urn:a:b\n", input.find("urn:a:b").unwrap()));
 }
 
+/// `--stats` text ends with two timing rows, and the tests' `without_timing`
+/// drops those alone: a NID may be called `elapsed` (its row stays).
+#[test]
+fn timing_rows_end_the_totals_and_a_nid_called_elapsed_stays() {
+    let o = urnscan_in(&["scan", "--stats", "-"], b"urn:elapsed:x urn:elapsed:y\n");
+    let raw = text(&o);
+    let lines: Vec<&str> = raw.lines().collect();
+    assert!(lines[1].starts_with("elapsed ") && lines[1].contains("unregistered"), "{raw}");
+    let n = lines.len();
+    assert!(lines[n - 2].starts_with("elapsed ") && lines[n - 2].ends_with(" s"), "{raw}");
+    assert!(lines[n - 1].starts_with("GB/s "), "{raw}");
+    let kept: String = lines[..n - 2].iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(common::without_timing(&raw), kept);
+}
+
 /// Rule 3 under RFC 2141: trimming drops the sentence's `.`, and the
 /// longest valid prefix taken again keeps the `#`, `?+` or `?=` before it,
 /// which RFC 2141 admits in the NSS (§2.2: `<reserved>` holds `#` and `?`,

@@ -312,8 +312,9 @@ pub struct ScanArgs {
     /// With --unique: only the URNs that occur more than once, as `uniq -d` (--min-count 2).
     #[arg(short = 'd', long, requires = "unique")]
     repeated: bool,
-    /// Per-NID statistics and totals, ending with the time taken and GB/s (the only lines that differ
-    /// between runs of the same input).
+    /// Per-NID statistics and totals; in text the totals end with `elapsed` (seconds) and `GB/s`
+    /// rows, in JSON with "elapsed_s": the only part of the output that differs between runs of
+    /// the same input (csv: the NID table alone).
     #[arg(short, long)]
     stats: bool,
     /// Only count, as `grep -c` does: the number of URNs of each input as
@@ -393,7 +394,8 @@ pub struct ScanArgs {
     /// Follow symbolic links in directories.
     #[arg(short = 'L', long)]
     follow: bool,
-    /// Worker threads (default: one per core, at most 8 per CPU). Output is the same for any value.
+    /// Worker threads (default: one per core, at most 8 per CPU). Output is the same for any value, but
+    /// for the time taken that --stats ends with.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
     /// Bytes per parallel chunk, at most (tests and tuning; output is the same for any value).

@@ -345,10 +345,10 @@ impl<W: Write> Printer<'_, W> {
         }
     }
 
-    /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
-    /// say how many URNs of the others were left out.
     /// The NID table and the totals, the time the run took last: the one
     /// part of stdout that differs between runs of the same input.
+    /// `filtered`: the run kept only some NIDs (`--nid`), so the totals
+    /// say how many URNs of the others were left out.
     fn stats(&mut self, outcome: &Outcome, nids: &NidStats, filtered: bool, elapsed: Duration) -> io::Result<()> {
         let t = &outcome.totals;
         let unique = outcome.table.len();
@@ -737,8 +737,15 @@ fn write_stats_text(
         let row = format!("{:<12} {}", "errors", thousands(t.errors));
         writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
-    writeln!(out, "{:<12} {:.3} s", "elapsed", elapsed.as_secs_f64())?;
+    writeln!(out, "{:<12} {} s", "elapsed", seconds_text(elapsed.as_secs_f64()))?;
     writeln!(out, "{:<12} {:.2}", "GB/s", gb_per_second(t.bytes, elapsed))
+}
+
+/// Seconds to three significant digits, at least to the millisecond:
+/// `0.000271` for a small file, `0.213`, `12.345`.
+fn seconds_text(secs: f64) -> String {
+    let decimals = if secs >= 1.0 || secs <= 0.0 { 3 } else { (2 - secs.log10().floor() as i32).clamp(3, 9) };
+    format!("{secs:.*}", decimals as usize)
 }
 
 /// Decimal gigabytes (10^9 bytes) per second; 0 for no measurable time.
@@ -777,6 +784,15 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn seconds_have_three_significant_digits_at_least_to_the_millisecond() {
+        let cases =
+            [(0.000_271_4, "0.000271"), (0.021_34, "0.0213"), (0.213_4, "0.213"), (12.345_6, "12.346"), (0.0, "0.000")];
+        for (secs, want) in cases {
+            assert_eq!(seconds_text(secs), want, "{secs}");
+        }
+    }
 
     proptest! {
         /// Records are written straight into the buffer, with the key's and
