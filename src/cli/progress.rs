@@ -300,7 +300,7 @@ pub fn throughput(done: u64, elapsed: Duration) -> String {
 }
 
 /// 0 for no measurable time, rather than a division by zero.
-fn bytes_per_second(done: u64, elapsed: Duration) -> f64 {
+pub fn bytes_per_second(done: u64, elapsed: Duration) -> f64 {
     let secs = elapsed.as_secs_f64();
     if secs > 0.0 {
         done as f64 / secs

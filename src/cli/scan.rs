@@ -45,6 +45,8 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
     }
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow, globs };
+    // The time `--stats` gives is the run's: walking directories included.
+    let started = Instant::now();
     let inputs = paths.expand(&walk);
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&inputs));
     let nids = nid_filter(&args.nids, args.rfc2141)?;
@@ -79,7 +81,6 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         early_stop: matches!(per_input, PerInput::Path | PerInput::Found) || args.max_count.is_some(),
         ..JobOptions::default()
     };
-    let started = Instant::now();
     let stdout = io::stdout();
     let mut printer = Printer {
         out: BufWriter::with_capacity(256 * 1024, color::stream(stdout.lock(), ui.out)),
@@ -738,7 +739,8 @@ fn write_stats_text(
         writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
     writeln!(out, "{:<12} {} s", "elapsed", seconds_text(elapsed.as_secs_f64()))?;
-    writeln!(out, "{:<12} {:.2}", "GB/s", gb_per_second(t.bytes, elapsed))
+    // Decimal GB, as the progress bar counts them.
+    writeln!(out, "{:<12} {:.2}", "GB/s", progress::bytes_per_second(t.bytes, elapsed) / 1e9)
 }
 
 /// Seconds to three significant digits, at least to the millisecond:
@@ -746,16 +748,6 @@ fn write_stats_text(
 fn seconds_text(secs: f64) -> String {
     let decimals = if secs >= 1.0 || secs <= 0.0 { 3 } else { (2 - secs.log10().floor() as i32).clamp(3, 9) };
     format!("{secs:.*}", decimals as usize)
-}
-
-/// Decimal gigabytes (10^9 bytes) per second; 0 for no measurable time.
-fn gb_per_second(bytes: u64, elapsed: Duration) -> f64 {
-    let secs = elapsed.as_secs_f64();
-    if secs > 0.0 {
-        bytes as f64 / secs / 1e9
-    } else {
-        0.0
-    }
 }
 
 fn write_stats_json(

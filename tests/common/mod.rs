@@ -87,9 +87,10 @@ pub fn without_timing(stdout: &str) -> String {
     out
 }
 
-/// `elapsed` padded to 12 columns, then seconds with ` s`, or `GB/s`
-/// padded alike, then a decimal number.
-fn is_timing_row(line: &str) -> bool {
+/// One of the two rows that end `scan --stats`' text totals: `elapsed`,
+/// spaces, then seconds with ` s`, or `GB/s`, spaces, then a decimal number.
+#[allow(dead_code)] // not every test file runs --stats
+pub fn is_timing_row(line: &str) -> bool {
     let figure = |name: &str, unit: &str| {
         let value = line.strip_prefix(name).map(str::trim_start).and_then(|v| v.strip_suffix(unit));
         value.is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
