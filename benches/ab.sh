@@ -14,7 +14,10 @@
 # Each COMMAND runs through `bash -c` with stdout and stderr discarded; an
 # exit code above 1 (urnscan's and grep's "error"; 1 is "nothing found") is
 # reported and stops the run. Printed per label: min, median and max wall
-# time in ms over the rounds, and the median's ratio to the first label's.
+# time in whole ms over the rounds (starting `bash -c` included, a few ms:
+# time commands that take 100 ms or more), and the median's ratio to the
+# first label's, a ratio of times: 0.80 is faster than the first label
+# (hyperfine's "x faster" is the inverse, 1.25).
 # --prepare CMD runs, untimed, before every run (as hyperfine's does): for
 # example `cat FILE > /dev/null` where the page cache drains between runs.
 #

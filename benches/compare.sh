@@ -44,8 +44,13 @@
 # Peak RSS counts the page-cache pages a process maps (urnscan and rg map the
 # file), so for mapping tools it includes up to the file size.
 #
-# Nothing is installed: missing peers are skipped with a note on how to get
-# them.
+# Nothing is installed: missing peers (rg, GNU grep, hyperfine) are skipped
+# with a note on how to get them. Needed: jq and GNU time at /usr/bin/time
+# (`apt-get install jq time`), and about 1.7 GB free in DIR for the default
+# sizes. It builds urnscan first (`cargo build --release`) unless
+# --no-build, or URNSCAN_BIN=PATH names the binary to time (one installed
+# with `cargo install`). With the defaults and --runs 7 it takes about five
+# minutes on a 2-CPU machine.
 #
 # Usage: benches/compare.sh [--dir DIR] [--size 1GiB] [--dense-size 256MiB]
 #          [--lines 10000000] [--distinct 3000000] [--runs 3] [--threads 2]
@@ -116,7 +121,7 @@ describe_run() {
 # ---------------------------------------------------------------------------
 # Tools
 
-if [[ $build == 1 ]]; then
+if [[ $build == 1 && -z ${URNSCAN_BIN:-} ]]; then
     note "cargo build --release"
     (cd "$root" && cargo build --release --quiet)
 fi
@@ -400,7 +405,10 @@ done
                     inproc = many ? floor["jN"] : floor["j1"]
                     proc = many ? floor["fpN"] : floor["fp1"]
                     if (proc == "" || name[i] ~ /^floor:/) proc = inproc
-                    printf "| %s | %s | %.1f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", label[w], name[i], t[i] * 1e3,
+                    # A pipe inside a command (`rg ... | sort -u`) is escaped,
+                    # or Markdown reads it as a column of its own.
+                    cell = name[i]; gsub(/\|/, "\\|", cell)
+                    printf "| %s | %s | %.1f | %.2f | %s | %.2f | %s | %s | %s | %s |\n", label[w], cell, t[i] * 1e3,
                         bytes / t[i] / 1e9, (name[i] ~ /^floor/) ? "" : sprintf("%.2f", urns / t[i] / 1e6), t[i] / proc,
                         (name[i] ~ /^floor/) ? "" : sprintf("%.2f", t[i] / inproc),
                         (best == "" || name[i] ~ /^floor/) ? "" : sprintf("%.2f", t[i] / best),

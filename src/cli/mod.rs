@@ -112,19 +112,21 @@ Examples:
 
 Rows: floor (read every byte; + map: mapped afresh, as a new process
 pays), search (SIMD `urn:` search + left boundary), search + validate
-(the scan's events), + dedup (key table, as --unique and --stats),
-+ NID stats (the table counted by NID, as --stats), + sort (the table's
-entries in key order, as --unique prints them), + sort by count (as
---sort count). With --lines: line ends (found as `urnscan dedup` finds
-them), + parse (each line judged, keyed and hashed), + dedup (each key
-counted), + NID stats (as dedup --stats), + first-seen output (the
-classes formatted in first-seen order, written nowhere), + output by key
-and + output by count (as --sort key and count), and for reference the
-distinct lines in a plain hash set.
-\"x floor\" = time / warm floor at the same thread count; 1.00 means
-as fast as reading the bytes. Each row is the best of --runs runs, timed
-on its own: on an input read in a few ms, rows can come out in any
-order (a note on stderr says so); measure 256 MiB or more.
+(the scan's events), + dedup (key table, as --unique and --stats), then
+on top of + dedup (not of the row above): + NID stats (the table counted
+by NID, as --stats), + sort (the table's entries in key order, as
+--unique prints them), + sort by count (+ sort, then by count, as --sort
+count). With --lines: line ends (found as `urnscan dedup` finds them), +
+parse (each line judged, keyed and hashed), + dedup (each key counted),
+and each on top of + dedup: + NID stats (as dedup --stats), + first-seen
+output (the classes formatted in first-seen order, written nowhere), +
+output by key and + output by count (as --sort key and count); for
+reference the distinct lines in a plain hash set.
+\"x floor\" = time / warm floor at the same thread count, a ratio of
+times: 1.00 means as fast as reading the bytes, 0.80 faster (1.25x the
+floor's throughput). Each row is the best of --runs runs, timed on its
+own: on an input read in a few ms, rows can come out in any order (a
+note on stderr says so); measure 256 MiB or more.
 
 Exit status: 0 on success, 2 on an error.";
 
