@@ -114,7 +114,7 @@ impl ErrorKind {
     }
 
     fn describe(self, grammar: Grammar) -> &'static str {
-        const _: () = assert!(crate::grammar::MAX_URN_LEN == 8192, "the too-long message names the limit");
+        const _: () = assert!(crate::grammar::MAX_URN_LEN == 32_000, "the too-long message names the limit");
         let rfc2141 = grammar == Grammar::Rfc2141;
         match self {
             ErrorKind::NotUrn => "does not start with \"urn:\"",
@@ -138,7 +138,7 @@ impl ErrorKind {
             ErrorKind::ComponentBadChar => "character not allowed in an r-, q- or f-component",
             ErrorKind::NonAscii => "non-ASCII byte: URNs are ASCII (percent-encode it)",
             ErrorKind::TooLong => {
-                "longer than 8192 bytes, the most urnscan accepts (a limit of its own: the RFCs set none)"
+                "longer than 32,000 bytes, the most urnscan accepts (a limit of its own: the RFCs set none)"
             }
         }
     }

@@ -14,8 +14,9 @@
 //! it was judged on, every one a URN character ([`Event::covered_end`]).
 //! Tried from every `urn:` inside them instead, a run of URN characters
 //! made of `urn:ab:` pieces (or a long comma-separated list of URNs) had
-//! each byte walked once per candidate of the 8 KiB before it: 20 MB of
-//! them took 5.3 s (4 MB/s) where text runs at GB/s.
+//! each byte walked once per candidate of the `MAX_URN_LEN` bytes before
+//! it: 20 MB of them took 5.3 s (4 MB/s, when the limit was 8,192 bytes)
+//! where text runs at GB/s.
 //!
 //! ## Parallel chunks
 //!
@@ -133,7 +134,7 @@ impl Event {
     /// ```
     /// use urnscan::{Event, ExtractOptions, Scanner, MAX_URN_LEN};
     ///
-    /// let hay = b"urn:ab:".repeat(3000); // 21,000 bytes, one run
+    /// let hay = b"urn:ab:".repeat(10_000); // 70,000 bytes, one run
     /// let events = Scanner::new(ExtractOptions::default()).scan(&hay);
     /// assert_eq!(events[0].covered_end(), Some(MAX_URN_LEN + 1));
     /// // The next candidate is the first `urn:` after the bytes covered.
@@ -675,7 +676,8 @@ impl<N: UrnNote> Chunk<N> {
     /// string): there the events past it may still change when the first
     /// URN of the chunk is covered, which `Noted::fix_head` sees. Unbounded,
     /// the search over every chunk of 64 MB of base64 strings, a byte at a
-    /// time, made plain `scan -j2` of them take 20 ms instead of 9.
+    /// time, made plain `scan -j2` of them take 20 ms instead of 9 (with
+    /// the limit at 8,192 bytes).
     fn settled(&self, hay: &[u8], start: usize, end: usize) -> usize {
         let limit = end.min(start + MAX_URN_LEN);
         let fence = hay[start..limit].iter().position(|&b| !in_any_urn(b)).map_or(limit, |i| start + i);
@@ -840,15 +842,16 @@ mod tests {
         // split of a chunk is bounded there, and events past the bound may
         // still be covered by a URN that starts in the chunk before.
         let run = |c: &str, n: usize| c.repeat(n);
+        let (over, most) = (MAX_URN_LEN + MAX_URN_LEN / 10, MAX_URN_LEN * 3 / 4);
         let text = format!(
             "urn:ab:{}%%{}%%urn:cd:{}%%urn:ef:g urn:gh:{}\nurn:ij:k",
-            run("x", 6000),
-            run("y", 9000),
-            run("z", 3000),
-            run("w", 9000)
+            run("x", most),
+            run("y", over),
+            run("z", MAX_URN_LEN * 3 / 8),
+            run("w", over)
         );
         let text = text.as_bytes();
-        for size in [700, 3000, 4096, 5000, 6003, 9000] {
+        for size in [700, 3000, 4096, MAX_URN_LEN * 5 / 8, most + 3, over] {
             let scanner = Scanner::new(ExtractOptions::default()).with_chunk_size(size);
             let (events, results) = scanner.scan_span_with(text, 0, text.len(), None, |e| e.to_vec());
             assert_eq!(events, scanner.scan_sequential(text), "chunk size {size}");

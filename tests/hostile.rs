@@ -273,6 +273,51 @@ fn max_urn_len_is_the_exact_limit() {
 }
 
 #[test]
+fn urns_of_the_longest_length_are_grouped_in_memory_spilled_and_streamed() {
+    // Forty URNs of exactly MAX_URN_LEN bytes, each in two spellings of one
+    // key (`URN:AB:` and `%2c` against `urn:ab:` and `%2C`, RFC 8141 §3),
+    // then one byte too long: the key store keeps a key and a first
+    // spelling of the longest length side by side, in memory and in spill
+    // files (40 x 64,000 bytes is more than the 1 MiB limit), read from a
+    // file or streamed.
+    let dir = tempfile::tempdir().unwrap();
+    let spellings: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            let mut nss = format!("{i:04}{}", "%2c".repeat((MAX_URN_LEN - 11) / 3));
+            nss.push_str(&"y".repeat(MAX_URN_LEN - 7 - nss.len()));
+            (format!("URN:AB:{nss}"), format!("urn:ab:{}", nss.replace("%2c", "%2C")))
+        })
+        .collect();
+    let mut data = String::new();
+    for (raw, key) in &spellings {
+        assert_eq!((raw.len(), key.len()), (MAX_URN_LEN, MAX_URN_LEN));
+        data.push_str(&format!("{raw}\n{key}\n"));
+    }
+    data.push_str(&format!("{}y\n", spellings[39].0));
+    let path = write(dir.path(), "longest.txt", data.as_bytes());
+    // First-seen order is key order here; the count is 2 for every key.
+    let listed = |pick: fn(&(String, String)) -> &String| -> String {
+        spellings.iter().map(|s| format!("2\t{}\n", pick(s))).collect()
+    };
+    let (by_key, as_written) = (listed(|s| &s.1), listed(|s| &s.0));
+    for limit in [&[][..], &["--memory-limit", "1MiB"][..]] {
+        let with = |args: &[&'static str]| [args, limit].concat();
+        for (args, expected) in [(with(&["dedup", "-c", "-k"]), &by_key), (with(&["dedup", "-c"]), &as_written)] {
+            let o = run(&[&args[..], &[arg(&path)]].concat());
+            assert_eq!((o.status.code(), stdout(&o)), (Some(0), expected.clone()), "{args:?}");
+            assert!(stderr(&o).contains(":81: too-long"), "{args:?}: {}", stderr(&o));
+            let o = run_with_stdin(&args, data.as_bytes());
+            assert_eq!((o.status.code(), stdout(&o)), (Some(0), expected.clone()), "{args:?} on stdin");
+        }
+    }
+    // `scan --unique` keeps its keys in memory (it has no --memory-limit).
+    let o = run(&["scan", "--unique", arg(&path)]);
+    assert_eq!((o.status.code(), stdout(&o)), (Some(0), as_written.clone()));
+    let o = run_with_stdin(&["scan", "--unique"], data.as_bytes());
+    assert_eq!((o.status.code(), stdout(&o)), (Some(0), as_written));
+}
+
+#[test]
 fn chain_of_overlapping_too_long_candidates() {
     // "urn:ab:" repeated: every candidate runs to the end of the file, so
     // each one more than MAX_URN_LEN bytes from the end is too long, and
@@ -282,12 +327,14 @@ fn chain_of_overlapping_too_long_candidates() {
     // never overlap). The trailing ":" is trimmed.
     let dir = tempfile::tempdir().unwrap();
     let unit = b"urn:ab:";
-    let copies = 15_000;
+    // Twelve too-long candidates, then the URN.
+    let copies = 12 * (MAX_URN_LEN + 8) / 7 + MAX_URN_LEN / 14;
     let total = unit.len() * copies;
     let path = write(dir.path(), "chain.txt", &unit.repeat(copies));
     let step = (MAX_URN_LEN + 1).div_ceil(unit.len()) * unit.len();
     let too_long = (total - MAX_URN_LEN).div_ceil(step);
     let first_valid = too_long * step;
+    assert_eq!(too_long, 12);
 
     let o = run(&["scan", arg(&path)]);
     let out = stdout(&o);

@@ -15,7 +15,7 @@ use urnscan::extract::extract;
 use urnscan::grammar::class::in_any_urn;
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::source::FailsOnce;
-use urnscan::{parse, ErrorKind, Event, ExtractOptions, Grammar, Scanner, ShardedTable};
+use urnscan::{parse, ErrorKind, Event, ExtractOptions, Grammar, Scanner, ShardedTable, MAX_URN_LEN};
 
 fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
     let mut events = Vec::new();
@@ -40,7 +40,7 @@ fn reference(hay: &[u8], opts: ExtractOptions) -> Vec<Event> {
             }
             Err(error) => {
                 if error.kind() == ErrorKind::TooLong {
-                    resume = at + urnscan::MAX_URN_LEN + 1;
+                    resume = at + MAX_URN_LEN + 1;
                 }
                 events.push(Event::Rejected { offset: at, error });
             }
@@ -189,7 +189,10 @@ proptest! {
 fn long_text() -> impl Strategy<Value = Vec<u8>> {
     // Longer than the stream look-ahead (MAX_URN_LEN + a few bytes), so
     // blocks really split the text.
-    prop::collection::vec(prop::sample::select(FRAGMENTS), 6000..9000).prop_map(|parts| parts.concat().into_bytes())
+    // (Fragments average 2.3 bytes.)
+    let n = MAX_URN_LEN;
+    prop::collection::vec(prop::sample::select(FRAGMENTS), n * 3 / 4..n * 9 / 8)
+        .prop_map(|parts| parts.concat().into_bytes())
 }
 
 proptest! {
@@ -197,7 +200,7 @@ proptest! {
 
     #[test]
     fn streamed_blocks_equal_the_whole_scan_across_block_edges(hay in long_text(), opts in options(), block in 1usize..3000) {
-        prop_assume!(hay.len() > urnscan::MAX_URN_LEN + 16 + block);
+        prop_assume!(hay.len() > MAX_URN_LEN + 16 + block);
         let scanner = Scanner::new(opts).with_chunk_size(61);
         let whole = scanner.scan(&hay);
         prop_assert_eq!(&whole, &reference(&hay, opts));
@@ -223,11 +226,15 @@ const RUN_FRAGMENTS: &[&str] =
 /// second `#` ends a walk): the too-long candidates, whose bytes hide the
 /// candidates inside them, and where they end.
 fn run_text() -> impl Strategy<Value = Vec<u8>> {
+    // A run of pieces (2.6 bytes on average) is about a third of
+    // `MAX_URN_LEN` long, so that some runs are longer than it.
+    const RUN_PIECES: u32 = MAX_URN_LEN as u32 / 8;
     let piece = prop_oneof![
-        1000 => prop::sample::select(RUN_FRAGMENTS),
+        RUN_PIECES => prop::sample::select(RUN_FRAGMENTS),
         1 => prop::sample::select(&["'", "%", " ", "\n", "?+", "?=", "#"][..]),
     ];
-    prop::collection::vec(piece, 4000..14000).prop_map(|parts| parts.concat().into_bytes())
+    let n = MAX_URN_LEN;
+    prop::collection::vec(piece, n / 2..n * 5 / 4).prop_map(|parts| parts.concat().into_bytes())
 }
 
 proptest! {
@@ -235,8 +242,8 @@ proptest! {
 
     #[test]
     fn long_runs_of_candidates_equal_the_reference_every_way(
-        hay in run_text(), opts in options(), chunk in prop_oneof![1usize..64, 64usize..20_000],
-        threads in 1usize..=4, block in 1usize..20_000, window in 1usize..20_000,
+        hay in run_text(), opts in options(), chunk in prop_oneof![1 => 1usize..64, 3 => 64usize..MAX_URN_LEN * 5 / 2],
+        threads in 1usize..=4, block in 1usize..MAX_URN_LEN * 5 / 2, window in 1usize..MAX_URN_LEN * 5 / 2,
     ) {
         let expected = reference(&hay, opts);
         let scanner = Scanner::new(opts).with_chunk_size(chunk);
@@ -442,11 +449,12 @@ fn long_urns_and_streams_across_many_blocks() {
         hay.extend_from_slice(format!("x urn:ab:{}{} y ", "n".repeat(i * 37), i).as_bytes());
     }
     hay.extend_from_slice(b"urn:ab:");
-    hay.extend(std::iter::repeat_n(b'z', urnscan::MAX_URN_LEN + 10));
+    hay.extend(std::iter::repeat_n(b'z', MAX_URN_LEN + 10));
     hay.extend_from_slice(b" ");
-    // 21,000 bytes of candidates: too long from 0 and from the first `urn:`
-    // after the bytes that one covers (8,197), then a URN from 16,394 on.
-    hay.extend_from_slice(&b"urn:ab:".repeat(3000));
+    // 70,000 bytes of candidates: too long from 0 and from the first `urn:`
+    // after the MAX_URN_LEN + 1 bytes that one covers, then a URN from the
+    // first `urn:` after those of the second.
+    hay.extend_from_slice(&b"urn:ab:".repeat(10_000));
     hay.extend_from_slice(b" urn:cd:tail.");
     let opts = ExtractOptions::default();
     let expected = reference(&hay, opts);
@@ -456,8 +464,14 @@ fn long_urns_and_streams_across_many_blocks() {
         .filter(|e| matches!(e, Event::Rejected { error, .. } if error.kind() == ErrorKind::TooLong))
         .map(Event::offset)
         .collect();
-    let run = hay.len() - b" urn:cd:tail.".len() - 21_000;
-    assert_eq!(too_long[1..], [run, run + 8197]);
+    let run = hay.len() - b" urn:cd:tail.".len() - 70_000;
+    let step = (MAX_URN_LEN + 1).next_multiple_of(7);
+    assert!(70_000 - 2 * step < MAX_URN_LEN, "the third candidate is short enough to be a URN");
+    assert_eq!(too_long[1..], [run, run + step]);
+    assert!(
+        expected.contains(&Event::Urn { offset: run + 2 * step, len: 70_000 - 2 * step - 1 }),
+        "trailing `:` trimmed"
+    );
     assert!(matches!(expected[50], Event::Rejected { error, .. } if error.kind() == ErrorKind::TooLong));
     for block in [1, 3, 4, 100, 4096, 1 << 20] {
         let scanner = Scanner::new(opts).with_chunk_size(97);

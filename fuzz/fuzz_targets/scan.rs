@@ -28,8 +28,8 @@
 //!   and so does a reader that also pauses (fails with `WouldBlock`, as a
 //!   live pipe does) every few calls, with blocks of 64 bytes.
 //!
-//! Run with `-max_len=16384` so that inputs long enough to be cut into
-//! several stream blocks are explored.
+//! Run with `-max_len=70000` so that inputs long enough to be cut into
+//! several stream blocks (longer than `MAX_URN_LEN`) are explored.
 
 #![no_main]
 
@@ -141,7 +141,7 @@ fn check_kernels(data: &[u8], opts: ExtractOptions, events: &[Event]) {
 }
 
 fn check_reader(data: &[u8], scanner: &Scanner, events: &[Event]) {
-    // Each block moves the look-ahead (~8 KiB) to the front of the buffer,
+    // Each block moves the look-ahead (`MAX_URN_LEN` + 8 bytes) to the front of the buffer,
     // so the tiniest blocks are kept for inputs that fit in one fill.
     let blocks: &[usize] = if data.len() <= MAX_URN_LEN { &[1, 5, 64] } else { &[64, 1000] };
     let readers = blocks.iter().map(|&block| (block, Dribble::new(data)));

@@ -266,7 +266,7 @@ struct Note {
 const BORROWED: u32 = u32::MAX;
 
 /// The flag of `Note::key_len` for a key written in the batch (a URN is
-/// at most 8,192 bytes: its length needs 14 bits).
+/// at most [`crate::MAX_URN_LEN`] bytes, fewer than 2^15).
 const KEY_AFTER: u16 = 1 << 15;
 const _: () = assert!(crate::MAX_URN_LEN < KEY_AFTER as usize);
 

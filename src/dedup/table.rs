@@ -176,7 +176,8 @@ struct Arena {
 
 const BLOCK_BYTES: usize = 1 << 16;
 
-// The longest entry (an 8 KiB key and a raw form stored whole) fits a block.
+// The longest entry (a key and a raw form stored whole, each MAX_URN_LEN
+// bytes) fits a block.
 const _: () = assert!(MAX_HEADER + 2 * crate::MAX_URN_LEN + 8 <= BLOCK_BYTES);
 
 impl Arena {

@@ -52,11 +52,14 @@ use crate::platform::simd::class::ClassRun;
 use crate::urn::{Parts, Urn};
 use class::{is, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
 
-/// The longest URN urnscan accepts, in bytes. Real URNs are far shorter; the
-/// limit bounds the work spent on one candidate in hostile input (a
-/// megabyte of NSS characters) and how far a scanning chunk reads past its
-/// end. A longer URN is rejected as [`ErrorKind::TooLong`].
-pub const MAX_URN_LEN: usize = 8192;
+/// The longest URN urnscan accepts, in bytes. The RFCs set no limit and real
+/// URNs are far shorter; the limit bounds the work spent on one candidate in
+/// hostile input (a megabyte of NSS characters) and how far a scanning
+/// chunk reads past its end. A longer URN is rejected as
+/// [`ErrorKind::TooLong`]. It is the most the 16-bit layouts allow: offsets
+/// in a URN's parts, and the key store, whose entries (a key and the URN as
+/// written) fit its 64 KiB blocks, with a flag bit beside a key's length.
+pub const MAX_URN_LEN: usize = 32_000;
 const _: () = assert!(MAX_URN_LEN + 3 <= u16::MAX as usize, "Parts stores offsets as u16");
 
 /// Which specification a URN is judged by; RFC 8141 by default. Ordered

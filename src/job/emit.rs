@@ -227,7 +227,7 @@ fn each_shown<'h, 'e>(
             }
             Event::Rejected { offset, ref error } => {
                 // Its first bytes alone: a too-long candidate's text runs
-                // for 8,193 bytes, of which the sink is given 64.
+                // for MAX_URN_LEN + 1 bytes, of which the sink is given 64.
                 let text = candidate_text(&hay[..hay.len().min(offset + SHOWN_CANDIDATE)], offset);
                 show(i, offset, Shown::Rejected(text, error))?;
             }

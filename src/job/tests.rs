@@ -531,9 +531,10 @@ proptest! {
         block in 1usize..64,
         keys: bool,
     ) {
-        // A stream's blocks hold 8 KiB beyond the bytes they scan (the
-        // longest URN): several blocks need some 4 KiB separators.
-        let long = "a line\n\nof text\r\n".repeat(200);
+        // A stream's blocks hold MAX_URN_LEN + 8 bytes beyond the bytes
+        // they scan (the longest URN): several blocks need separators of
+        // about two fifths of that.
+        let long = "a line\n\nof text\r\n".repeat(MAX_URN_LEN * 2 / 5 / 17);
         let sep = |s: &str| if s == "long" { long.clone() } else { s.to_owned() };
         let hay: String = urns.iter().zip(&seps).map(|(u, s)| format!("{u}{}", sep(s))).collect();
         let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,8 @@
 //! A stream's line that is still not finished after 64 KiB, condensed
 //! while it is read (see the module docs of [`crate::lines`]): its first
-//! 16 KiB are kept, the rest is skipped and `...` stands for it, so that
-//! a gigantic line costs no more memory than a long one and still gets the
-//! verdict the whole line would.
+//! `HEAD` bytes (twice [`crate::MAX_URN_LEN`]) are kept, the rest is
+//! skipped and `...` stands for it, so that a gigantic line costs no more
+//! memory than a long one and still gets the verdict the whole line would.
 
 use std::io::{self, Read};
 

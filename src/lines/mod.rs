@@ -142,8 +142,8 @@
 //!
 //! A stream is read in blocks; a line that is still not finished after
 //! 64 KiB is *condensed* while it is read: leading whitespace is dropped,
-//! its first 16 KiB are kept, the rest is skipped, and `...` stands for any
-//! non-whitespace that was skipped. The parser looks at no more than
+//! its first 2 × [`MAX_URN_LEN`] bytes are kept, the rest is skipped, and
+//! `...` stands for any non-whitespace that was skipped. The parser looks at no more than
 //! [`MAX_URN_LEN`]` + 1` bytes and at whether there are more, so the verdict
 //! is the one the whole line would get; only the rejected text is shorter.
 //! Mapped files are never copied and need no such step.
