@@ -275,17 +275,17 @@ fn max_urn_len_is_the_exact_limit() {
 #[test]
 fn urns_of_the_longest_length_are_grouped_in_memory_spilled_and_streamed() {
     // Forty URNs of exactly MAX_URN_LEN bytes, each in two spellings of one
-    // key (`URN:AB:` and `%2c` against `urn:ab:` and `%2C`, RFC 8141 §3),
-    // then one byte too long: the key store keeps a key and a first
-    // spelling of the longest length side by side, in memory and in spill
-    // files (40 x 64,000 bytes is more than the 1 MiB limit), read from a
-    // file or streamed.
+    // key (`URN:AB:` and `%ab` against `urn:ab:` and `%AB`, RFC 8141 §3),
+    // then one byte too long: the key store keeps each key with its first
+    // spelling's case changes beside it (two in every three bytes: about
+    // 53 KB an entry; 40 of them are more than the 1 MiB limit), in memory
+    // and in spill files, read from a file or streamed.
     let dir = tempfile::tempdir().unwrap();
     let spellings: Vec<(String, String)> = (0..40)
         .map(|i| {
-            let mut nss = format!("{i:04}{}", "%2c".repeat((MAX_URN_LEN - 11) / 3));
+            let mut nss = format!("{i:04}{}", "%ab".repeat((MAX_URN_LEN - 11) / 3));
             nss.push_str(&"y".repeat(MAX_URN_LEN - 7 - nss.len()));
-            (format!("URN:AB:{nss}"), format!("urn:ab:{}", nss.replace("%2c", "%2C")))
+            (format!("URN:AB:{nss}"), format!("urn:ab:{}", nss.replace("%ab", "%AB")))
         })
         .collect();
     let mut data = String::new();

@@ -867,6 +867,41 @@ mod tests {
         assert_eq!((t.len(), t.sorted()[0].count), (2, 5));
     }
 
+    /// The largest entry: a key of `MAX_URN_LEN` bytes and a raw form as
+    /// long that is not the key with some letters' case changed, so it is
+    /// stored whole beside the key (nearly a block). Entries of that size
+    /// never straddle two blocks, and `iter`, `sorted` and `merge` give
+    /// back every byte.
+    #[test]
+    fn the_largest_entries_fill_blocks_and_read_back_whole() {
+        let n = crate::MAX_URN_LEN;
+        let pair = |i: usize| {
+            let key = format!("urn:ab:{i:05}{}", "k".repeat(n - 12)).into_bytes();
+            let raw = format!("urn:ab:{i:05}{}", "r".repeat(n - 12)).into_bytes();
+            (key, raw)
+        };
+        let pairs: Vec<_> = (0..5).map(pair).collect();
+        let mut t = KeyTable::new();
+        for (i, (key, raw)) in pairs.iter().enumerate().rev() {
+            assert_eq!((key.len(), raw.len()), (n, n));
+            t.insert(key, raw, at(0, i as u64), 1);
+        }
+        assert!(t.arena.blocks.len() >= pairs.len(), "one block per entry");
+        let check = |t: &KeyTable, count: u64| {
+            let sorted = t.sorted();
+            assert_eq!(sorted.len(), pairs.len());
+            for (e, (key, raw)) in sorted.iter().zip(&pairs) {
+                assert_eq!((e.key, self::raw(e), e.count), (&key[..], raw.clone(), count));
+            }
+            assert_eq!(t.iter().count(), pairs.len());
+        };
+        check(&t, 1);
+        let mut merged = KeyTable::new();
+        merged.merge(&t);
+        merged.merge(&t);
+        check(&merged, 2);
+    }
+
     #[test]
     fn counts_past_the_entry_field_are_kept() {
         let mut t = KeyTable::new();
