@@ -472,6 +472,7 @@ impl Scanner {
         let mut buf: Vec<u8> = Vec::with_capacity(capacity);
         let mut base = 0u64; // stream offset of buf[0]
         let mut from = 0usize; // where scanning resumes in buf
+        let mut clean = 0usize; // buf[from..clean] holds only URN characters (see `paused_end`)
         loop {
             let (filled, error) = match fill(reader, &mut buf, capacity) {
                 Ok(filled) => (filled, None),
@@ -480,7 +481,11 @@ impl Scanner {
             let end = match filled {
                 Filled::Ended => buf.len(),
                 Filled::Full => buf.len() - LOOKAHEAD,
-                Filled::Paused => judged_end(&buf, from).max(buf.len().saturating_sub(LOOKAHEAD)),
+                Filled::Paused => {
+                    let end = paused_end(&buf, from, clean);
+                    clean = buf.len();
+                    end
+                }
                 Filled::Cut => judged_end(&buf, from),
             };
             if end > from {
@@ -501,6 +506,7 @@ impl Scanner {
             buf.drain(..keep);
             base += keep as u64;
             from -= keep;
+            clean = clean.saturating_sub(keep);
         }
     }
 
@@ -753,6 +759,23 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<Fil
     }
 }
 
+/// Where the candidates of `buf[from..]` that can be judged end when the
+/// reader pauses: [`judged_end`], and at least all but the last
+/// [`LOOKAHEAD`] bytes, which are judged in any case. `buf[from..clean]`
+/// is known to hold only bytes a URN may hold: the previous pause searched
+/// up to `clean`, and a scan since then moved `from` past the last byte it
+/// found. So the search starts at `clean`: searched from `from` at every
+/// pause, a run of URN characters (base64 without line breaks) was read
+/// again and again as a block filled, on a stream that pauses often.
+fn paused_end(buf: &[u8], from: usize, clean: usize) -> usize {
+    let floor = buf.len().saturating_sub(LOOKAHEAD);
+    let start = from.max(clean).max(floor);
+    match buf[start..].iter().rposition(|&b| !in_any_urn(b)) {
+        Some(i) => start + i + 1,
+        None => from.max(floor),
+    }
+}
+
 /// Where the candidates of `buf[from..]` that can be judged end, when the
 /// bytes after `buf` are not known yet: one past its last byte that no URN
 /// holds (`from` if there is none). No URN, and no candidate's extraction,
@@ -833,6 +856,40 @@ mod tests {
             assert_eq!(events.len(), 2000, "chunk size {size}");
             assert_eq!(results.concat(), events, "chunk size {size}");
             assert_eq!(handed.load(Ordering::Relaxed), events.len(), "chunk size {size}");
+        }
+    }
+
+    /// `paused_end` gives what searching all of `buf[from..]` gives,
+    /// whenever `buf[from..clean]` holds only URN characters, as the
+    /// stream loop keeps it: buffers of URN characters with a few spaces,
+    /// shorter and longer than the look-ahead, every such `from` and
+    /// `clean` drawn at random.
+    #[test]
+    fn a_pause_searches_only_what_it_has_not_seen() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for round in 0..2000 {
+            let len = if round % 2 == 0 { next(300) } else { LOOKAHEAD + next(300) };
+            let spaces = next(4);
+            let mut buf = vec![b'a'; len];
+            // Half the spaces and starts near the front, where the last
+            // LOOKAHEAD bytes of a long buffer begin.
+            let mut near = |len: usize| if next(2) == 0 { next(len) } else { next(len.min(600)) };
+            for _ in 0..spaces {
+                if len > 0 {
+                    buf[near(len)] = b' ';
+                }
+            }
+            let from = near(len + 1);
+            let run = buf[from..].iter().position(|&b| !in_any_urn(b)).map_or(len, |i| from + i);
+            let clean = from + next(run - from + 1);
+            let whole = judged_end(&buf, from).max(len.saturating_sub(LOOKAHEAD));
+            assert_eq!(paused_end(&buf, from, clean), whole, "len {len}, from {from}, clean {clean}");
         }
     }
 
