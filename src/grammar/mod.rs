@@ -57,9 +57,9 @@ use class::{is, FRAG, HEX, LDH, NSS_TAIL, PCHAR, TRANS};
 /// hostile input (a megabyte of NSS characters) and how far a scanning
 /// chunk reads past its end. A longer URN is rejected as
 /// [`ErrorKind::TooLong`]. It is a round figure just under what the key
-/// store allows (32,753): an entry, a key and a first-seen form stored whole,
-/// fits one of its 64 KiB blocks, and a key's length has 15 bits beside a
-/// flag; the 16-bit offsets of a URN's parts would allow 65,532.
+/// store allows (32,753): one of its entries (a key and a first-seen form
+/// stored whole) fits a 64 KiB block, and a key's length has 15 bits beside
+/// a flag. The 16-bit offsets of a URN's parts would allow 65,532.
 pub const MAX_URN_LEN: usize = 32_000;
 const _: () = assert!(MAX_URN_LEN + 3 <= u16::MAX as usize, "Parts stores offsets as u16");
 
