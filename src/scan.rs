@@ -770,9 +770,10 @@ fn fill(reader: &mut dyn Read, buf: &mut Vec<u8>, want: usize) -> io::Result<Fil
 fn paused_end(buf: &[u8], from: usize, clean: usize) -> usize {
     let floor = buf.len().saturating_sub(LOOKAHEAD);
     let start = from.max(clean).max(floor);
-    match buf[start..].iter().rposition(|&b| !in_any_urn(b)) {
-        Some(i) => start + i + 1,
-        None => from.max(floor),
+    // `judged_end` gives `start` back when it finds no such byte.
+    match judged_end(buf, start) {
+        found if found > start => found,
+        _ => from.max(floor),
     }
 }
 
