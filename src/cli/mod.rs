@@ -140,10 +140,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SIZE")]
     generate: Option<String>,
     /// Planted URNs per MiB of the generated corpus.
-    #[arg(long, default_value_t = 200, requires = "generate")]
+    #[arg(long, default_value_t = 200, requires = "generate", conflicts_with_all = ["file", "lines"])]
     density: u32,
     /// Seed of the generated corpus.
-    #[arg(long, default_value_t = 7, requires = "generate")]
+    #[arg(long, default_value_t = 7, requires = "generate", conflicts_with_all = ["file", "lines"])]
     seed: u64,
     /// Runs per row; the best (least disturbed) is shown.
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -158,7 +158,7 @@ pub struct BenchArgs {
     /// (default: all cores), unmap and exit, with no untimed pass first. Time
     /// this process with hyperfine beside `urnscan scan` for a whole-process
     /// floor.
-    #[arg(long, requires = "floor", requires = "file")]
+    #[arg(long, requires = "floor", requires = "file", conflicts_with = "generate")]
     once: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
@@ -188,32 +188,37 @@ The same options always give the same bytes.
 
 Exit status: 0 on success, 2 on an error.";
 
+/// The options of `gen` for running text, which a dataset does not take.
+/// The dataset's options name them as conflicts too, since clap would let
+/// `gen --size 1GiB --lines 5` through otherwise (see [`NOT_UNIQUE`]).
+const TEXT_ONLY: [&str; 3] = ["size", "density", "decoys"];
+
 /// Options of `urnscan gen`.
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
     /// Size of the text corpus (e.g. 64MiB, 1GiB).
-    #[arg(long, default_value = "64MiB")]
+    #[arg(long, default_value = "64MiB", conflicts_with = "dataset")]
     size: String,
     /// Seed: the same seed and options give the same bytes.
     #[arg(long, default_value_t = 7)]
     seed: u64,
     /// Planted URNs per MiB of text.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, conflicts_with = "dataset")]
     density: u32,
     /// Decoys (near-URNs that must not match) per MiB of text.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, conflicts_with = "dataset")]
     decoys: u32,
     /// Write a URN dataset (one per line) instead of running text.
     #[arg(long)]
     dataset: bool,
-    /// Dataset lines.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// With --dataset: its lines.
+    #[arg(long, default_value_t = 1_000_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     lines: u64,
-    /// Distinct equivalence classes in the dataset.
-    #[arg(long, default_value_t = 300_000)]
+    /// With --dataset: its distinct equivalence classes.
+    #[arg(long, default_value_t = 300_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     distinct: u64,
-    /// Invalid dataset lines per thousand.
-    #[arg(long, default_value_t = 10)]
+    /// With --dataset: invalid lines per thousand.
+    #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     invalid_per_mille: u32,
     /// Write the ground truth (TSV) here; `-` is stdout (the corpus then needs -o FILE).
     #[arg(long, value_name = "FILE")]
@@ -291,6 +296,24 @@ fn min_count(min_count: Option<u64>, repeated: bool) -> u64 {
     min_count.unwrap_or(if repeated { 2 } else { 1 })
 }
 
+/// The options of `scan` that list occurrences or files and so cannot go
+/// with --unique. clap lets an option that `requires` --unique through when
+/// one of these is given instead (it takes the conflict as standing in for
+/// the requirement: clap-rs/clap#4520), so the options that need --unique
+/// also name them as conflicts, and `scan -c -d` is refused rather than
+/// run with -d ignored. Likewise `bench`'s --density, --seed and --once.
+const NOT_UNIQUE: [&str; 9] = [
+    "count",
+    "quiet",
+    "max_count",
+    "files_with_urns",
+    "with_filename",
+    "no_filename",
+    "no_offset",
+    "line_number",
+    "null",
+];
+
 /// Options of `urnscan scan`.
 #[derive(clap::Args, Debug)]
 pub struct ScanArgs {
@@ -305,14 +328,14 @@ pub struct ScanArgs {
     /// order, as `sort -u`), by first occurrence (inputs in the order
     /// given, then offset; no sort, so faster on many distinct URNs), or by
     /// count (most first, equal counts by key, as `sort | uniq -c | sort -rn`).
-    #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique")]
+    #[arg(long, value_enum, default_value_t = dedup::SortOrder::Key, requires = "unique", conflicts_with_all = NOT_UNIQUE)]
     sort: dedup::SortOrder,
     /// With --unique: only the URNs that occur at least N times (each still with its whole count;
     /// --stats counts them all).
-    #[arg(long, value_name = "N", requires = "unique", conflicts_with = "repeated")]
+    #[arg(long, value_name = "N", requires = "unique", conflicts_with = "repeated", conflicts_with_all = NOT_UNIQUE)]
     min_count: Option<u64>,
     /// With --unique: only the URNs that occur more than once, as `uniq -d` (--min-count 2).
-    #[arg(short = 'd', long, requires = "unique")]
+    #[arg(short = 'd', long, requires = "unique", conflicts_with_all = NOT_UNIQUE)]
     repeated: bool,
     /// Per-NID statistics and totals; in text the totals end with `elapsed` (seconds) and `GB/s`
     /// rows, in JSON with "elapsed_s": the only part of the output that differs between runs of
@@ -1106,5 +1129,99 @@ mod tests {
         assert_eq!(said(missing, false), "a.txt: entity not found; check the path");
         let broken = io::Error::other("bad block");
         assert_eq!(said(broken, true), "a.txt: bad block; cut short there (what came before it was read)");
+    }
+}
+
+/// Options that only mean something beside another are refused without it,
+/// whatever else is on the command line.
+#[cfg(test)]
+mod requirements {
+    use clap::error::ErrorKind;
+    use clap::{Arg, Command, CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// Each option (with a value) that `requires` another, that other, and
+    /// what else it needs (bench's --once needs --floor and a path both).
+    const NEEDS: [(&str, &[&str], &str, &[&str]); 10] = [
+        ("scan", &["--sort", "count"], "unique", &[]),
+        ("scan", &["--min-count", "2"], "unique", &[]),
+        ("scan", &["-d"], "unique", &[]),
+        ("bench", &["--density", "5000"], "generate", &[]),
+        ("bench", &["--seed", "3"], "generate", &[]),
+        ("bench", &["--once"], "floor", &["x"]),
+        ("bench", &["--once"], "file", &["--floor"]),
+        ("gen", &["--lines", "5"], "dataset", &[]),
+        ("gen", &["--distinct", "3"], "dataset", &[]),
+        ("gen", &["--invalid-per-mille", "0"], "dataset", &[]),
+    ];
+
+    fn owned(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// The arguments that cannot go with `id`, in either direction.
+    fn conflicting<'a>(sub: &'a Command, id: &str) -> Vec<&'a Arg> {
+        let needed = sub.get_arguments().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("no {id}"));
+        let mut found = sub.get_arg_conflicts_with(needed);
+        found.extend(sub.get_arguments().filter(|a| sub.get_arg_conflicts_with(a).iter().any(|c| c.get_id() == id)));
+        found
+    }
+
+    /// How `arg` is written on a command line.
+    fn written(arg: &Arg) -> Vec<String> {
+        let Some(long) = arg.get_long() else { return vec!["x".into()] }; // a positional: a path
+        let mut words = vec![format!("--{long}")];
+        if arg.get_action().takes_values() {
+            let value = arg.get_possible_values().first().map_or("1".into(), |v| v.get_name().to_owned());
+            words.push(value);
+        }
+        words
+    }
+
+    fn accepted(words: &[String]) -> bool {
+        Cli::try_parse_from(words).is_ok()
+    }
+
+    #[test]
+    fn an_option_is_refused_without_what_it_needs_whatever_else_is_given() {
+        let cli = Cli::command();
+        let mut checked = 0;
+        for (sub, option, needed, also) in NEEDS {
+            let command = cli.find_subcommand(sub).unwrap();
+            for other in conflicting(command, needed) {
+                // A command line that is fine without the option (a path
+                // added if the subcommand needs one).
+                let plain: Vec<String> = [owned(&["urnscan", sub]), owned(also), written(other)].concat();
+                let with_path: Vec<String> = plain.iter().cloned().chain(["x".to_string()]).collect();
+                let base = [plain, with_path].into_iter().find(|words| accepted(words));
+                let Some(mut words) = base else { continue }; // `other` needs more than a path: not this test's case
+                words.extend(owned(option));
+                let error = Cli::try_parse_from(&words).err();
+                let kind = error.as_ref().map(|e| e.kind());
+                assert!(
+                    matches!(kind, Some(ErrorKind::ArgumentConflict | ErrorKind::MissingRequiredArgument)),
+                    "`{}` gave {kind:?}, not a usage error: {option:?} needs {needed}",
+                    words.join(" ")
+                );
+                checked += 1;
+            }
+        }
+        // scan's nine listing options against --unique, bench's path and
+        // --lines against --generate, --generate against the path, gen's
+        // three text options against --dataset.
+        assert_eq!(checked, 9 * 3 + 2 * 2 + 1 + 3 * 3, "combinations checked");
+    }
+
+    #[test]
+    fn each_option_alone_is_refused_and_accepted_with_what_it_needs() {
+        let cli = Cli::command();
+        for (sub, option, needed, also) in NEEDS {
+            let needed_arg = cli.find_subcommand(sub).unwrap().get_arguments().find(|a| a.get_id() == needed).unwrap();
+            let without = [owned(&["urnscan", sub]), owned(option), owned(also)].concat();
+            let with = [without.clone(), written(needed_arg)].concat();
+            assert!(accepted(&with), "{with:?} refused");
+            assert!(!accepted(&without), "{without:?} accepted without {needed}");
+        }
     }
 }
