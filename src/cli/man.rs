@@ -61,9 +61,9 @@ fn write_page(dir: &Path, name: &str, page: &[u8]) -> Result<()> {
 
 /// The parts of an `after_help` text.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct AfterHelp {
+pub(super) struct AfterHelp {
     /// (command, comment) of each example line; the comment may be empty.
-    examples: Vec<(String, String)>,
+    pub(super) examples: Vec<(String, String)>,
     /// The `Exit status:` paragraph without its label, on one line.
     exit_status: Option<String>,
     /// Other paragraphs, each on one line.
@@ -98,7 +98,7 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn after_help(cmd: &Command) -> AfterHelp {
+pub(super) fn after_help(cmd: &Command) -> AfterHelp {
     cmd.get_after_help().map(|h| parse_after_help(&h.to_string())).unwrap_or_default()
 }
 

@@ -10,6 +10,8 @@ mod bench;
 mod check;
 mod color;
 mod dedup;
+#[cfg(test)]
+mod documented;
 mod gen;
 mod interrupt;
 mod kernel;

@@ -1,0 +1,231 @@
+//! The commands the documentation shows are ones urnscan accepts.
+//!
+//! Users copy commands from `README.md` and from the examples of each
+//! subcommand's `--help` (which the man pages repeat). When an option is
+//! renamed or two options stop going together, those commands would go on
+//! showing the old spelling, and nothing else would notice: the tests run
+//! the binary with commands of their own. So every `urnscan …` command in
+//! the README's code (inline spans, `sh` and `console` blocks) and in the
+//! `Examples:` of every subcommand is parsed here with the real [`Cli`],
+//! without running it. What they print is checked where it is shown:
+//! `tests/readme_examples.rs` runs the README's `console` blocks.
+//!
+//! A command is the text from `urnscan ` to the first shell operator outside
+//! quotes (`|`, `<`, `>`, `;`, `&`, `)`, or a `#` comment); synopses, which
+//! hold `[` or `…`, are not commands and are left out.
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{CommandFactory, Parser};
+
+use super::man::after_help;
+use super::Cli;
+
+const README: &str = include_str!("../../README.md");
+
+/// The code of a Markdown text: each inline span, and each line of its
+/// `sh` and `console` blocks (without a console's `$ ` prompt; a console
+/// block's output lines are kept too, and hold no command).
+fn code_of(markdown: &str) -> Vec<String> {
+    let mut code = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in markdown.lines() {
+        if let Some(info) = line.strip_prefix("```") {
+            fence = if fence.is_some() { None } else { Some(info.trim()) };
+            continue;
+        }
+        match fence {
+            Some("sh" | "console") => code.push(line.strip_prefix("$ ").unwrap_or(line).to_owned()),
+            Some(_) => {}
+            None => code.extend(line.split('`').skip(1).step_by(2).map(|span| span.replace("\\|", "|"))),
+        }
+    }
+    code
+}
+
+/// Every `urnscan` command in a line of shell, each cut where the shell
+/// would end it. The value of the Spark script's `--urnscan` option names
+/// the binary and is not a command.
+fn commands_in(line: &str) -> Vec<String> {
+    let line = without_comment(line);
+    let mut commands = Vec::new();
+    for (at, _) in line.match_indices("urnscan ") {
+        let (before, after) = (&line[..at], &line[at + "urnscan ".len()..]);
+        let starts_word = before.is_empty() || before.ends_with([' ', '\t', '/', '\'', '(', '|']);
+        let word_start = before.trim_end_matches(|c: char| !c.is_whitespace());
+        let binary_path = word_start.ends_with("--urnscan ");
+        // `urnscan = { … }`: a Cargo dependency, not a command.
+        let has_arguments = after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-');
+        if !starts_word || binary_path || !has_arguments {
+            continue;
+        }
+        // Quoted as one argument (`hyperfine 'urnscan scan x'`): it ends
+        // at the closing quote.
+        let mut command = &line[at..];
+        if let Some(quote) = before[word_start.len()..].chars().next().filter(|c| matches!(c, '\'' | '"')) {
+            command = command.split(quote).next().unwrap_or(command);
+        }
+        let command = cut_at_operator(command);
+        if !command.contains(['[', '…']) && !command.contains("...") {
+            commands.push(command.trim().to_owned());
+        }
+    }
+    commands
+}
+
+/// `text` up to the first shell operator outside quotes.
+fn cut_at_operator(text: &str) -> &str {
+    cut_at(text, |c, _| matches!(c, '|' | '<' | '>' | ';' | '&' | ')'))
+}
+
+/// A line of shell without its comment: a `#` outside quotes that starts a
+/// word (`urn:ab:c#f` holds no comment).
+fn without_comment(line: &str) -> &str {
+    cut_at(line, |c, before| c == '#' && before.is_none_or(char::is_whitespace))
+}
+
+/// `text` up to the first character outside quotes for which `ends(c, the
+/// character before it)` holds.
+fn cut_at(text: &str, ends: impl Fn(char, Option<char>) -> bool) -> &str {
+    let mut quote = None;
+    let mut before = None;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, c) if ends(c, before) => return &text[..i],
+            _ => {}
+        }
+        before = Some(c);
+    }
+    text
+}
+
+/// Shell words: split at spaces, quotes removed.
+fn words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, ' ' | '\t') => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// Whether a command the parser stops at is shown right all the same: it
+/// asks for help or the version, or it is prose that names a subcommand
+/// without the file it reads (`urnscan bench`, `urnscan bench --lines
+/// -j2`). A missing option (`gen --lines 5` without `--dataset`) is not.
+fn shown_right(error: &clap::Error) -> bool {
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => true,
+        ErrorKind::MissingRequiredArgument => match error.get(ContextKind::InvalidArg) {
+            Some(ContextValue::Strings(missing)) => missing.iter().all(|arg| !arg.starts_with('-')),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The commands of `code` that the parser refuses, each with clap's reason.
+fn refused(code: &[String]) -> Vec<String> {
+    let mut refused = Vec::new();
+    for command in code.iter().flat_map(|line| commands_in(line)) {
+        if let Err(error) = Cli::try_parse_from(words(&command)) {
+            if !shown_right(&error) {
+                refused.push(format!("{command}\n    {}", error.render().to_string().lines().next().unwrap_or("")));
+            }
+        }
+    }
+    refused
+}
+
+#[test]
+fn shell_lines_are_cut_into_commands_and_words() {
+    let line = "find d -print0 | urnscan scan -u --files-from -  # then: urnscan check 'a b'";
+    assert_eq!(commands_in(line), ["urnscan scan -u --files-from -"]);
+    assert_eq!(
+        commands_in("zcat u.gz | urnscan dedup -g '!a|b' x && urnscan scan"),
+        ["urnscan dedup -g '!a|b' x", "urnscan scan"]
+    );
+    assert_eq!(commands_in("urnscan scan <(tail -f app.log)"), ["urnscan scan"]);
+    assert_eq!(commands_in("target/release/urnscan bench x"), ["urnscan bench x"]);
+    assert_eq!(commands_in("hyperfine 'target/release/urnscan bench --once x' \\"), ["urnscan bench --once x"]);
+    assert!(commands_in("urnscan check [--rfc2141] [URN ...]").is_empty(), "a synopsis");
+    assert!(commands_in("urnscan scan --rfc2141 …").is_empty(), "a placeholder");
+    assert!(commands_in("myurnscan scan").is_empty(), "another program");
+    assert!(commands_in("urn_dedup.py --urnscan ./urnscan --output out").is_empty(), "an option's value");
+    assert!(commands_in("x --urnscan target/release/urnscan --output out").is_empty(), "an option's value");
+    assert!(commands_in(r#"urnscan = { version = "0.1" }"#).is_empty(), "a dependency");
+    assert_eq!(commands_in("urnscan check urn:ab:c#f # a comment"), ["urnscan check urn:ab:c#f"]);
+    assert_eq!(
+        words(r#"urnscan check 'URN:A:b?=x#y' "two words"  z"#),
+        ["urnscan", "check", "URN:A:b?=x#y", "two words", "z"]
+    );
+    assert_eq!(words("urnscan check ''"), ["urnscan", "check", ""], "an empty argument is a word");
+}
+
+#[test]
+fn markdown_code_is_its_spans_and_shell_blocks() {
+    let markdown = "Run `urnscan scan -u x \\| head` or `b`.\n```sh\nurnscan dedup y\n```\n```rust\nurnscan z\n```\n\
+                    ```console\n$ urnscan check u\nurn:ab:c\tvalid\n```\n";
+    assert_eq!(
+        code_of(markdown),
+        ["urnscan scan -u x | head", "b", "urnscan dedup y", "urnscan check u", "urn:ab:c\tvalid"]
+    );
+}
+
+/// The check can fail: a misspelt option, a value clap does not know and
+/// two options that exclude each other are all refused.
+#[test]
+fn a_stale_command_is_refused() {
+    let stale = [
+        "urnscan scan --uniq x",
+        "urnscan scan --format xml x",
+        "urnscan scan -u -c x",
+        "urnscan frob",
+        "urnscan bench --floor --generate",
+        "urnscan gen --lines 5 -o x",
+    ];
+    let code: Vec<String> = stale.iter().map(|s| s.to_string()).collect();
+    assert_eq!(refused(&code).len(), stale.len(), "{:?}", refused(&code));
+}
+
+#[test]
+fn every_command_of_the_readme_is_accepted() {
+    let code = code_of(README);
+    let commands: Vec<String> = code.iter().flat_map(|line| commands_in(line)).collect();
+    // The extraction finds the commands of every kind of place: a cookbook
+    // table cell, an `sh` block and a `console` block.
+    for expected in [
+        "urnscan scan -IN -m 1 datasets/corpus",
+        "urnscan scan -u -g '*.xml' -g '*.json' datasets/corpus",
+        "urnscan completions zsh",
+        "urnscan scan --unique --format csv datasets/corpus",
+    ] {
+        assert!(commands.iter().any(|c| c == expected), "{expected} not found among {commands:#?}");
+    }
+    let refused = refused(&code);
+    assert!(refused.is_empty(), "README commands urnscan refuses:\n{}", refused.join("\n"));
+}
+
+#[test]
+fn every_example_of_the_help_is_accepted() {
+    let mut code = Vec::new();
+    for sub in Cli::command().get_subcommands() {
+        code.extend(after_help(sub).examples.into_iter().map(|(command, _)| command));
+    }
+    assert!(code.len() >= 40, "only {} examples found", code.len());
+    let refused = refused(&code);
+    assert!(refused.is_empty(), "--help examples urnscan refuses:\n{}", refused.join("\n"));
+}
