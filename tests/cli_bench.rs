@@ -307,3 +307,27 @@ fn a_kernel_chosen_on_the_command_line_is_measured_and_named() {
     let default = String::from_utf8(urnscan(&["bench", "--runs", "1", "-j", "1", &file]).stdout).unwrap();
     assert!(default.contains("(best this CPU supports)"), "{default}");
 }
+
+/// An option that would not change what a mode measures is refused with
+/// it, rather than ignored: the floor runs no kernel and no grammar, a
+/// dataset (`--lines`) no search kernel, and `--once` runs once.
+#[test]
+fn options_a_mode_would_ignore_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.txt");
+    fs::write(&file, "urn:ab:c\n").unwrap();
+    let f = file.to_str().unwrap();
+    for args in [
+        &["--floor", "--kernel", "sse2"][..],
+        &["--floor", "--prefetch", "on"],
+        &["--floor", "--rfc2141"],
+        &["--floor", "--lines"],
+        &["--lines", "--kernel", "scalar"],
+        &["--lines", "--prefetch", "off"],
+        &["--floor", "--once", "--runs", "2"],
+    ] {
+        let o = urnscan(&[&["bench"][..], args, &[f]].concat());
+        assert_eq!((o.status.code(), o.stdout.len()), (Some(2), 0), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{args:?}");
+    }
+}

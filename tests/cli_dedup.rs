@@ -436,7 +436,16 @@ fn dash_as_an_output_file_is_stdout() {
         assert_eq!(stderr(&o).is_empty(), !quiet.is_empty(), "{}", stderr(&o));
     }
     assert_eq!(summary(&urnscan_at(&dir, &["dedup", "--rejects", "-"], input))["distinct"], 1);
-    for option in [&["--stats"][..], &["-c"], &["--keys"], &["-d"], &["--min-count", "2"]] {
+    let shaping = [
+        &["--stats"][..],
+        &["-c"],
+        &["--keys"],
+        &["-d"],
+        &["--min-count", "2"],
+        &["--sort", "count"],
+        &["--format", "jsonl"],
+    ];
+    for option in shaping {
         let o = urnscan_at(&dir, &[&["dedup", "--rejects", "-"][..], option].concat(), input);
         assert_eq!((o.status.code(), stdout(&o)), (Some(2), String::new()), "{option:?}");
         assert!(
@@ -821,6 +830,15 @@ fn repeated_and_min_count_keep_the_classes_seen_often_enough() {
             assert!(stdout(&o) == want, "{filter:?} {limit:?}: not the truth's classes of {least} or more lines");
         }
     }
+}
+
+/// Without a memory limit nothing spills, so a spill directory would be
+/// ignored: it is a usage error that names the limit.
+#[test]
+fn temp_dir_needs_a_memory_limit() {
+    let o = dedup(&["--temp-dir", "/no/such/dir", "-"], b"urn:ab:c\n");
+    assert_eq!((o.status.code(), stdout(&o)), (Some(2), String::new()));
+    assert!(stderr(&o).contains("--memory-limit"), "{}", stderr(&o));
 }
 
 #[test]

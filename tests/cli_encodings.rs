@@ -227,6 +227,13 @@ fn check_ends_with_the_hint_for_utf16_without_a_mark() {
     assert_eq!((r.code, r.err.as_str()), (Some(0), ""), "a mark: transcoded");
     let r = run(&["check", "-E", "none"], &le);
     assert_eq!((r.code, r.err.as_str()), (Some(1), ""), "bytes asked for");
+    // Arguments are text already: -E, which says how stdin is encoded,
+    // would change nothing, so it is refused ("-" alone is stdin).
+    let r = run(&["check", "-E", "utf-16le", "urn:isbn:0451450523"], b"");
+    assert_eq!((r.code, r.out.as_str()), (Some(2), ""));
+    assert!(r.err.contains("-E says how the lines of stdin are encoded"), "{}", r.err);
+    let r = run(&["check", "-E", "utf-16le", "-"], &le);
+    assert_eq!((r.code, r.err.as_str()), (Some(0), ""), "stdin named as -");
 }
 
 /// Broken UTF-16 is text with U+FFFD in it: no error, no panic, and the

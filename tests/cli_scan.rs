@@ -457,6 +457,40 @@ fn count_reports_unreadable_inputs_and_counts_the_rest() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.txt"));
 }
 
+/// --ns-rules changes keys: where the output shows no key it would change
+/// nothing, and is refused; where it shows one, it merges (a UUID in upper
+/// and lower case is one class under RFC 4122 §3).
+#[test]
+fn ns_rules_is_refused_where_no_key_is_shown() {
+    let input = b"urn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6 urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6\n";
+    for shape in [&[][..], &["-c"], &["-l"], &["-q"], &["-n"], &["--invalid"], &["--invalid", "--format", "jsonl"]] {
+        let o = urnscan_in(&[&["scan", "--ns-rules"][..], shape, &["-"]].concat(), input);
+        assert_eq!((o.status.code(), o.stdout.len()), (Some(2), 0), "{shape:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--ns-rules changes equivalence keys"), "{shape:?}");
+    }
+    let unique = urnscan_in(&["scan", "--ns-rules", "-u", "-"], input);
+    assert_eq!(
+        (unique.status.code(), text(&unique)),
+        (Some(0), "2\turn:uuid:F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6\n".to_owned())
+    );
+    let jsonl = urnscan_in(&["scan", "--ns-rules", "--format", "jsonl", "-"], input);
+    let keys = text(&jsonl).matches(r#""key":"urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6""#).count();
+    assert_eq!((jsonl.status.code(), keys), (Some(0), 2), "{}", text(&jsonl));
+    let stats = urnscan_in(&["scan", "--ns-rules", "--stats", "-"], input);
+    assert!(text(&stats).lines().any(|l| l.split_whitespace().eq(["unique", "1"])), "{}", text(&stats));
+}
+
+/// -l prints paths alone, so -H (a path before each record) has nothing to
+/// add, as -I, -N and -n have nothing to take away: all are refused with it.
+#[test]
+fn files_with_urns_refuses_the_record_shaping_options() {
+    for other in ["-H", "-I", "-N", "-n"] {
+        let o = urnscan_in(&["scan", "-l", other, "-"], b"urn:ab:c\n");
+        assert_eq!((o.status.code(), o.stdout.len()), (Some(2), 0), "{other}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{other}");
+    }
+}
+
 #[test]
 fn count_is_not_combined_with_unique_or_stats() {
     for other in ["--unique", "--stats"] {

@@ -39,7 +39,11 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     let mut hints = Vec::new();
     // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
-    if args.urns.is_empty() || args.urns == ["-"] {
+    let from_stdin = args.urns.is_empty() || args.urns == ["-"];
+    if !from_stdin && args.encoding.encoding() != Encoding::Auto {
+        anyhow::bail!("-E says how the lines of stdin are encoded; URNs given as arguments are judged as given");
+    }
+    if from_stdin {
         let encoding = args.encoding.encoding();
         let mut input = Head { inner: stdin(encoding), head: Vec::new() };
         judge_lines(&mut input, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;

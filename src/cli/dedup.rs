@@ -161,6 +161,8 @@ fn refuse_shaping_with_rejects_out(args: &DedupArgs) -> Result<()> {
         (args.keys, "--keys"),
         (args.repeated, "--repeated"),
         (args.min_count.is_some(), "--min-count"),
+        (args.sort != SortOrder::FirstSeen, "--sort"),
+        (args.format != DedupFormat::Text, "--format"),
     ];
     if let Some((_, option)) = given.iter().find(|(on, _)| *on) {
         anyhow::bail!(

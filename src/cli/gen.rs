@@ -114,4 +114,15 @@ mod tests {
         assert!(parse_size("12 parsecs").is_err());
         assert!(parse_size("MiB").is_err());
     }
+
+    /// Per thousand lines: 1,000 makes every line invalid, more would be
+    /// capped there without a word.
+    #[test]
+    fn invalid_lines_per_mille_are_at_most_a_thousand() {
+        use clap::Parser;
+        let parsed =
+            |n: &str| super::super::Cli::try_parse_from(["urnscan", "gen", "--dataset", "--invalid-per-mille", n]);
+        assert!(parsed("1000").is_ok());
+        assert!(parsed("1001").is_err());
+    }
 }

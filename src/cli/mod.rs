@@ -132,6 +132,11 @@ note on stderr says so); measure 256 MiB or more.
 
 Exit status: 0 on success, 2 on an error.";
 
+/// What `bench --floor` would ignore. --once, which needs --floor, names
+/// them too (clap would let `--lines --once` through otherwise: see
+/// [`NOT_UNIQUE`]).
+const FLOOR_ONLY: &[&str] = &["lines", "rfc2141", "kernel", "prefetch"];
+
 /// Options of `urnscan bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -153,14 +158,15 @@ pub struct BenchArgs {
     /// Threads of the multi-threaded rows (default: one per core, at most 8 per CPU); 1 thread is always measured.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
-    /// Only the floor: the time to read every byte, nothing else.
-    #[arg(long)]
+    /// Only the floor: the time to read every byte, nothing else (so no --lines, --rfc2141,
+    /// --kernel or --prefetch).
+    #[arg(long, conflicts_with_all = FLOOR_ONLY)]
     floor: bool,
     /// With --floor: map the file, read every byte once with -j threads
     /// (default: all cores), unmap and exit, with no untimed pass first. Time
     /// this process with hyperfine beside `urnscan scan` for a whole-process
     /// floor.
-    #[arg(long, requires = "floor", requires = "file", conflicts_with = "generate")]
+    #[arg(long, requires = "floor", requires = "file", conflicts_with_all = [FLOOR_ONLY, &["generate", "runs"]].concat())]
     once: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
@@ -169,8 +175,8 @@ pub struct BenchArgs {
     /// it: rows for finding the lines, + parse, + dedup, + NID stats, + the
     /// output in each order (first-seen, key, count), instead of the search
     /// rows, and for reference the distinct lines counted in a plain hash
-    /// set (no validation, no key).
-    #[arg(long, conflicts_with = "generate")]
+    /// set (no validation, no key). No search kernel runs, so no --kernel or --prefetch.
+    #[arg(long, conflicts_with_all = ["generate", "kernel", "prefetch"])]
     lines: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = bench::BenchFormat::Text)]
@@ -220,7 +226,8 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 300_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     distinct: u64,
     /// With --dataset: invalid lines per thousand.
-    #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
+    #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
     invalid_per_mille: u32,
     /// Write the ground truth (TSV) here; `-` is stdout (the corpus then needs -o FILE).
     #[arg(long, value_name = "FILE")]
@@ -381,7 +388,7 @@ pub struct ScanArgs {
     files_with_urns: bool,
     /// Print the path before each text record, also for a single file or
     /// stdin (`-`), as `grep -H`.
-    #[arg(short = 'H', long, overrides_with = "no_filename", conflicts_with_all = ["unique", "stats"])]
+    #[arg(short = 'H', long, overrides_with = "no_filename", conflicts_with_all = ["unique", "stats", "files_with_urns"])]
     with_filename: bool,
     /// Never print the path before a text record: `-IN` prints the URNs
     /// alone, one per line, as `grep -oh`.
@@ -396,7 +403,7 @@ pub struct ScanArgs {
     line_number: bool,
     /// End each printed path with a NUL byte instead of `:` or a newline
     /// (text, which prints each path's own bytes; for `xargs -0` and paths with any bytes), as
-    /// `grep -Z`.
+    /// `grep -Z`. It ends paths only: with -I, which prints none, nothing changes.
     #[arg(short = '0', long, conflicts_with_all = ["unique", "stats"])]
     null: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
@@ -404,7 +411,8 @@ pub struct ScanArgs {
     rfc2141: bool,
     /// With --unique and --stats (and the key field of jsonl and csv), also merge what a
     /// namespace's own RFC declares equivalent, as `urnscan dedup --ns-rules` does: uuid (RFC 4122
-    /// §3) and ietf (RFC 2648 §2) in any case.
+    /// §3) and ietf (RFC 2648 §2) in any case. Refused where the output shows no key (plain text,
+    /// -c, -l, -q, --invalid).
     #[arg(long)]
     ns_rules: bool,
     /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`).
@@ -441,7 +449,7 @@ pub struct InputArgs {
     /// Only the files of directories whose path matches GLOB (gitignore syntax, as ripgrep's -g;
     /// `*.xml` at any depth, `dump/2024/**` from the working directory); `!GLOB` leaves out the
     /// files and directories that match. Repeat for more; the last glob that matches decides.
-    /// Files named on the command line are always read.
+    /// Files named on the command line or listed by --files-from are always read.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
     /// As --glob, ignoring case (`*.xml` also takes `A.XML`).
@@ -700,7 +708,8 @@ pub struct DedupArgs {
     format: dedup::DedupFormat,
     /// Write invalid lines to FILE (TSV: [path], line, kind, text; tabs, line ends and backslashes
     /// escaped) instead of stderr. `-` writes them to stdout instead of the classes (so --stats,
-    /// --count, --keys, -d and --min-count are refused with it).
+    /// --count, --keys, -d, --min-count, --sort and a --format other than text are refused with
+    /// it: the rows are TSV).
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
     /// No reject messages, no summary and no default progress bar on stderr (a --rejects file is still
@@ -724,8 +733,9 @@ pub struct DedupArgs {
     /// Spill the key tables to temporary files when they exceed SIZE (e.g. 512MiB); the output is the same.
     #[arg(long, value_name = "SIZE", value_parser = dedup::size_arg)]
     memory_limit: Option<u64>,
-    /// Directory for spill files (default: $TMPDIR, else /tmp).
-    #[arg(long, value_name = "DIR")]
+    /// With --memory-limit: the directory for spill files (default: $TMPDIR, else /tmp). Without
+    /// a limit nothing spills, so it is refused.
+    #[arg(long, value_name = "DIR", requires = "memory_limit")]
     temp_dir: Option<PathBuf>,
     /// Worker threads (default: one per core, at most 8 per CPU). Output is the same for any value.
     #[arg(short = 'j', long, value_name = "N")]
@@ -1145,7 +1155,7 @@ mod requirements {
 
     /// Each option (with a value) that `requires` another, that other, and
     /// what else it needs (bench's --once needs --floor and a path both).
-    const NEEDS: [(&str, &[&str], &str, &[&str]); 10] = [
+    const NEEDS: [(&str, &[&str], &str, &[&str]); 11] = [
         ("scan", &["--sort", "count"], "unique", &[]),
         ("scan", &["--min-count", "2"], "unique", &[]),
         ("scan", &["-d"], "unique", &[]),
@@ -1156,6 +1166,7 @@ mod requirements {
         ("gen", &["--lines", "5"], "dataset", &[]),
         ("gen", &["--distinct", "3"], "dataset", &[]),
         ("gen", &["--invalid-per-mille", "0"], "dataset", &[]),
+        ("dedup", &["--temp-dir", "x"], "memory_limit", &[]),
     ];
 
     fn owned(words: &[&str]) -> Vec<String> {
@@ -1209,10 +1220,11 @@ mod requirements {
                 checked += 1;
             }
         }
-        // scan's nine listing options against --unique, bench's path and
-        // --lines against --generate, --generate against the path, gen's
-        // three text options against --dataset.
-        assert_eq!(checked, 9 * 3 + 2 * 2 + 1 + 3 * 3, "combinations checked");
+        // scan's nine listing options against --unique; bench's path and
+        // --lines against --generate, --generate against the path, the four
+        // options the floor ignores against --floor; gen's three text
+        // options against --dataset.
+        assert_eq!(checked, 9 * 3 + 2 * 2 + 1 + 4 + 3 * 3, "combinations checked");
     }
 
     #[test]

@@ -38,6 +38,10 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         // the columns a reader of the format relies on.
         bail!("-H, -I, -N and -0 shape text output only: jsonl and csv records always hold the path and the offset (-n adds a line field to them)");
     }
+    let shows_keys = args.unique || args.stats || (args.format != Format::Text && !args.invalid);
+    if args.ns_rules && (!shows_keys || args.count || args.files_with_urns || args.quiet) {
+        bail!("--ns-rules changes equivalence keys, and this output shows none: use it with --unique, --stats, or the key field of --format jsonl or csv");
+    }
     // Before --files-from, which may read stdin: a bad glob reads nothing.
     let globs = args.inputs.globs()?;
     let paths = args.inputs.paths(&args.paths)?;
