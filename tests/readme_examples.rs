@@ -69,8 +69,9 @@ fn matches(shown: &[String], printed: &[&str]) -> bool {
     }
 }
 
-/// Runs `command` with bash in `dir`, stderr into the same pipe as stdout.
-fn run(dir: &Path, command: &str) -> String {
+/// Runs `command` with bash in `dir`, stderr into the same pipe as stdout:
+/// what it printed, and its exit status.
+fn run(dir: &Path, command: &str) -> (String, Option<i32>) {
     let binary = Path::new(env!("CARGO_BIN_EXE_urnscan"));
     let path = format!("{}:{}", binary.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
     let o = Command::new("bash")
@@ -78,10 +79,9 @@ fn run(dir: &Path, command: &str) -> String {
         .arg(format!("{{ {command}\n}} 2>&1"))
         .current_dir(dir)
         .env("PATH", path)
-        .env_remove("NO_COLOR")
         .output()
         .expect("run bash");
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    (String::from_utf8_lossy(&o.stdout).into_owned(), o.status.code())
 }
 
 #[test]
@@ -95,11 +95,13 @@ fn every_console_example_prints_what_it_shows() {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(root.join("datasets"), dir.path().join("datasets")).unwrap();
         for shown in block {
-            let printed = run(dir.path(), &shown.command);
+            // No example shows an error: a status of 2 is one, whatever a
+            // trailing `...` would let through.
+            let (printed, status) = run(dir.path(), &shown.command);
             let printed: Vec<&str> = printed.lines().collect();
-            if !matches(&shown.lines, &printed) {
+            if !matches(&shown.lines, &printed) || !matches!(status, Some(0 | 1)) {
                 failures.push(format!(
-                    "$ {}\n--- README shows:\n{}\n--- urnscan printed:\n{}",
+                    "$ {}\n--- README shows:\n{}\n--- urnscan printed (exit status {status:?}):\n{}",
                     shown.command,
                     shown.lines.join("\n"),
                     printed.join("\n")

@@ -22,24 +22,56 @@ use super::Cli;
 
 const README: &str = include_str!("../../README.md");
 
+/// A piece of code the docs show: a line of a block or an example, or an
+/// inline span of prose, which may name a command without its file.
+#[derive(Debug, PartialEq)]
+struct Code {
+    text: String,
+    prose: bool,
+}
+
+fn block_line(text: &str) -> Code {
+    Code { text: text.to_owned(), prose: false }
+}
+
 /// The code of a Markdown text: each inline span, and each line of its
 /// `sh` and `console` blocks (without a console's `$ ` prompt; a console
 /// block's output lines are kept too, and hold no command).
-fn code_of(markdown: &str) -> Vec<String> {
+fn code_of(markdown: &str) -> Vec<Code> {
     let mut code = Vec::new();
     let mut fence: Option<&str> = None;
+    let mut paragraph = String::new();
     for line in markdown.lines() {
         if let Some(info) = line.strip_prefix("```") {
+            code.extend(spans_of(&mut paragraph));
             fence = if fence.is_some() { None } else { Some(info.trim()) };
             continue;
         }
         match fence {
-            Some("sh" | "console") => code.push(line.strip_prefix("$ ").unwrap_or(line).to_owned()),
+            Some("sh" | "console") => code.push(block_line(line.strip_prefix("$ ").unwrap_or(line))),
             Some(_) => {}
-            None => code.extend(line.split('`').skip(1).step_by(2).map(|span| span.replace("\\|", "|"))),
+            None if line.trim().is_empty() => code.extend(spans_of(&mut paragraph)),
+            None => {
+                paragraph.push_str(line);
+                paragraph.push('\n');
+            }
         }
     }
+    code.extend(spans_of(&mut paragraph));
     code
+}
+
+/// The inline spans of a paragraph, which is emptied. A span may run over
+/// a line break (never over a blank line or a fence): it is one line of
+/// code. A table's `\|` is a `|` in the code; a backtick that no other
+/// closes is a plain character.
+fn spans_of(paragraph: &mut String) -> Vec<Code> {
+    let parts: Vec<&str> = paragraph.split('`').collect();
+    let closed = parts.len().saturating_sub(1) / 2;
+    let spans = parts.iter().skip(1).step_by(2).take(closed);
+    let spans = spans.map(|span| Code { text: span.replace('\n', " ").replace("\\|", "|"), prose: true }).collect();
+    paragraph.clear();
+    spans
 }
 
 /// Every `urnscan` command in a line of shell, each cut where the shell
@@ -125,11 +157,12 @@ fn words(command: &str) -> Vec<String> {
 /// Whether a command the parser stops at is shown right all the same: it
 /// asks for help or the version, or it is prose that names a subcommand
 /// without the file it reads (`urnscan bench`, `urnscan bench --lines
-/// -j2`). A missing option (`gen --lines 5` without `--dataset`) is not.
-fn shown_right(error: &clap::Error) -> bool {
+/// -j2`). A missing option (`gen --lines 5` without `--dataset`) is not,
+/// nor a missing file in a block or an example, which users run as shown.
+fn shown_right(error: &clap::Error, prose: bool) -> bool {
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => true,
-        ErrorKind::MissingRequiredArgument => match error.get(ContextKind::InvalidArg) {
+        ErrorKind::MissingRequiredArgument if prose => match error.get(ContextKind::InvalidArg) {
             Some(ContextValue::Strings(missing)) => missing.iter().all(|arg| !arg.starts_with('-')),
             _ => false,
         },
@@ -137,17 +170,24 @@ fn shown_right(error: &clap::Error) -> bool {
     }
 }
 
-/// The commands of `code` that the parser refuses, each with clap's reason.
-fn refused(code: &[String]) -> Vec<String> {
+/// The commands of `code` that the parser refuses: each with clap's
+/// reason, and the kind of error.
+fn refused(code: &[Code]) -> Vec<(String, ErrorKind)> {
     let mut refused = Vec::new();
-    for command in code.iter().flat_map(|line| commands_in(line)) {
+    for (command, prose) in code.iter().flat_map(|c| commands_in(&c.text).into_iter().map(|command| (command, c.prose)))
+    {
         if let Err(error) = Cli::try_parse_from(words(&command)) {
-            if !shown_right(&error) {
-                refused.push(format!("{command}\n    {}", error.render().to_string().lines().next().unwrap_or("")));
+            if !shown_right(&error, prose) {
+                let reason = error.render().to_string().lines().next().unwrap_or("").to_owned();
+                refused.push((format!("{command}\n    {reason}"), error.kind()));
             }
         }
     }
     refused
+}
+
+fn listed(refused: &[(String, ErrorKind)]) -> String {
+    refused.iter().map(|(why, _)| why.as_str()).collect::<Vec<_>>().join("\n")
 }
 
 #[test]
@@ -178,33 +218,52 @@ fn shell_lines_are_cut_into_commands_and_words() {
 #[test]
 fn markdown_code_is_its_spans_and_shell_blocks() {
     let markdown = "Run `urnscan scan -u x \\| head` or `b`.\n```sh\nurnscan dedup y\n```\n```rust\nurnscan z\n```\n\
-                    ```console\n$ urnscan check u\nurn:ab:c\tvalid\n```\n";
-    assert_eq!(
-        code_of(markdown),
-        ["urnscan scan -u x | head", "b", "urnscan dedup y", "urnscan check u", "urn:ab:c\tvalid"]
-    );
+                    ```console\n$ urnscan check u\nurn:ab:c\tvalid\n```\nA span over `two\nlines` and `c`.\n\n`d`\n";
+    let code = [
+        ("urnscan scan -u x | head", true),
+        ("b", true),
+        ("urnscan dedup y", false),
+        ("urnscan check u", false),
+        ("urn:ab:c\tvalid", false),
+        ("two lines", true),
+        ("c", true),
+        ("d", true),
+    ];
+    let code: Vec<Code> = code.iter().map(|&(text, prose)| Code { text: text.to_owned(), prose }).collect();
+    assert_eq!(code_of(markdown), code);
+    let after_blank = code_of("an odd ` here\n\nthen `e`\n");
+    assert_eq!(after_blank, [Code { text: "e".into(), prose: true }], "a blank line ends a paragraph's spans");
 }
 
-/// The check can fail: a misspelt option, a value clap does not know and
-/// two options that exclude each other are all refused.
+/// The check can fail: a misspelt option, a value clap does not know, two
+/// options that exclude each other, an option without the one it needs,
+/// and a command shown in a block without its file are all refused, each
+/// for its own reason.
 #[test]
 fn a_stale_command_is_refused() {
     let stale = [
-        "urnscan scan --uniq x",
-        "urnscan scan --format xml x",
-        "urnscan scan -u -c x",
-        "urnscan frob",
-        "urnscan bench --floor --generate",
-        "urnscan gen --lines 5 -o x",
+        ("urnscan scan --uniq x", ErrorKind::UnknownArgument),
+        ("urnscan scan --format xml x", ErrorKind::InvalidValue),
+        ("urnscan scan -u -c x", ErrorKind::ArgumentConflict),
+        ("urnscan frob", ErrorKind::InvalidSubcommand),
+        ("urnscan bench --floor --lines x", ErrorKind::ArgumentConflict),
+        ("urnscan gen --lines 5 -o x", ErrorKind::MissingRequiredArgument),
+        ("urnscan bench --floor --once", ErrorKind::MissingRequiredArgument),
     ];
-    let code: Vec<String> = stale.iter().map(|s| s.to_string()).collect();
-    assert_eq!(refused(&code).len(), stale.len(), "{:?}", refused(&code));
+    let code: Vec<Code> = stale.iter().map(|&(command, _)| block_line(command)).collect();
+    let kinds: Vec<ErrorKind> = refused(&code).into_iter().map(|(_, kind)| kind).collect();
+    assert_eq!(kinds, stale.map(|(_, kind)| kind));
+    // In prose, a command named without its file is shown right; without
+    // an option it needs, it is not.
+    let prose = |text: &str| [Code { text: text.to_owned(), prose: true }];
+    assert!(refused(&prose("urnscan bench --floor --once")).is_empty());
+    assert_eq!(refused(&prose("urnscan gen --lines 5")).len(), 1);
 }
 
 #[test]
 fn every_command_of_the_readme_is_accepted() {
     let code = code_of(README);
-    let commands: Vec<String> = code.iter().flat_map(|line| commands_in(line)).collect();
+    let commands: Vec<String> = code.iter().flat_map(|c| commands_in(&c.text)).collect();
     // The extraction finds the commands of every kind of place: a cookbook
     // table cell, an `sh` block and a `console` block.
     for expected in [
@@ -216,16 +275,16 @@ fn every_command_of_the_readme_is_accepted() {
         assert!(commands.iter().any(|c| c == expected), "{expected} not found among {commands:#?}");
     }
     let refused = refused(&code);
-    assert!(refused.is_empty(), "README commands urnscan refuses:\n{}", refused.join("\n"));
+    assert!(refused.is_empty(), "README commands urnscan refuses:\n{}", listed(&refused));
 }
 
 #[test]
 fn every_example_of_the_help_is_accepted() {
     let mut code = Vec::new();
     for sub in Cli::command().get_subcommands() {
-        code.extend(after_help(sub).examples.into_iter().map(|(command, _)| command));
+        code.extend(after_help(sub).examples.into_iter().map(|(command, _)| block_line(&command)));
     }
     assert!(code.len() >= 40, "only {} examples found", code.len());
     let refused = refused(&code);
-    assert!(refused.is_empty(), "--help examples urnscan refuses:\n{}", refused.join("\n"));
+    assert!(refused.is_empty(), "--help examples urnscan refuses:\n{}", listed(&refused));
 }

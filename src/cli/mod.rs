@@ -132,10 +132,10 @@ note on stderr says so); measure 256 MiB or more.
 
 Exit status: 0 on success, 2 on an error.";
 
-/// What `bench --floor` would ignore. --once, which needs --floor, names
-/// them too (clap would let `--lines --once` through otherwise: see
-/// [`NOT_UNIQUE`]).
-const FLOOR_ONLY: &[&str] = &["lines", "rfc2141", "kernel", "prefetch"];
+/// The options `bench --floor` would ignore, and so refuses. --once, which
+/// needs --floor, names them too (clap would let `--lines --once` through
+/// otherwise: see [`NOT_UNIQUE`]).
+const NOT_WITH_FLOOR: &[&str] = &["lines", "rfc2141", "kernel", "prefetch"];
 
 /// Options of `urnscan bench`.
 #[derive(clap::Args, Debug)]
@@ -160,13 +160,13 @@ pub struct BenchArgs {
     threads: Option<usize>,
     /// Only the floor: the time to read every byte, nothing else (so no --lines, --rfc2141,
     /// --kernel or --prefetch).
-    #[arg(long, conflicts_with_all = FLOOR_ONLY)]
+    #[arg(long, conflicts_with_all = NOT_WITH_FLOOR)]
     floor: bool,
     /// With --floor: map the file, read every byte once with -j threads
     /// (default: all cores), unmap and exit, with no untimed pass first. Time
     /// this process with hyperfine beside `urnscan scan` for a whole-process
     /// floor.
-    #[arg(long, requires = "floor", requires = "file", conflicts_with_all = [FLOOR_ONLY, &["generate", "runs"]].concat())]
+    #[arg(long, requires = "floor", requires = "file", conflicts_with_all = [NOT_WITH_FLOOR, &["generate", "runs"]].concat())]
     once: bool,
     /// Judge by RFC 2141 (1997) instead of RFC 8141.
     #[arg(long)]
@@ -411,8 +411,8 @@ pub struct ScanArgs {
     rfc2141: bool,
     /// With --unique and --stats (and the key field of jsonl and csv), also merge what a
     /// namespace's own RFC declares equivalent, as `urnscan dedup --ns-rules` does: uuid (RFC 4122
-    /// §3) and ietf (RFC 2648 §2) in any case. Refused where the output shows no key (plain text,
-    /// -c, -l, -q, --invalid).
+    /// §3) and ietf (RFC 2648 §2) in any case. Refused where the output shows no key: a text
+    /// listing of occurrences, -c, -l, -q, or --invalid without --unique or --stats.
     #[arg(long)]
     ns_rules: bool,
     /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`).
@@ -758,6 +758,8 @@ Arguments are URNs, never files: a list of URNs is read on stdin. An argument th
 names a file or directory gets a hint on stderr: `urnscan scan PATH` finds the URNs in files, and
 `urnscan dedup PATH` reads files of one URN per line. Each input is judged as it is: a line with
 spaces or tabs around a URN is invalid (dedup trims them), and a hint on stderr counts such lines.
+
+-E says how the lines of stdin are encoded; with URNs given as arguments it is refused.
 
 Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
 
@@ -1208,7 +1210,10 @@ mod requirements {
                 let plain: Vec<String> = [owned(&["urnscan", sub]), owned(also), written(other)].concat();
                 let with_path: Vec<String> = plain.iter().cloned().chain(["x".to_string()]).collect();
                 let base = [plain, with_path].into_iter().find(|words| accepted(words));
-                let Some(mut words) = base else { continue }; // `other` needs more than a path: not this test's case
+                // `other` that makes no valid command line with a path alone
+                // (it needs more, or refuses the path) is not this test's
+                // case; the count below says how many are left.
+                let Some(mut words) = base else { continue };
                 words.extend(owned(option));
                 let error = Cli::try_parse_from(&words).err();
                 let kind = error.as_ref().map(|e| e.kind());
