@@ -33,17 +33,27 @@ use super::color::{self, Palette, INVALID, VALID};
 use super::output::{json_appended, json_str, shown};
 use super::{grammar, CheckArgs, CheckFormat, Ui};
 
+/// Whether the URNs are the lines of stdin: no arguments, or `-` alone,
+/// as for `scan` and `dedup` (it is no URN).
+fn reads_stdin(args: &CheckArgs) -> bool {
+    args.urns.is_empty() || args.urns == ["-"]
+}
+
+/// Refuses the combinations of options that clap cannot see, as they
+/// depend on other options' values (see `Command::refuse_combinations`).
+pub(super) fn refuse_combinations(args: &CheckArgs) -> Result<()> {
+    if !reads_stdin(args) && args.encoding.encoding() != Encoding::Auto {
+        anyhow::bail!("-E says how the lines of stdin are encoded; URNs given as arguments are judged as given");
+    }
+    Ok(())
+}
+
 pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let judge = Judge { only_invalid: args.invalid, ..Judge::new(grammar(args.rfc2141), args.format, ui.out) };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     let mut hints = Vec::new();
-    // `-` alone is stdin, as for `scan` and `dedup` (it is no URN).
-    let from_stdin = args.urns.is_empty() || args.urns == ["-"];
-    if !from_stdin && args.encoding.encoding() != Encoding::Auto {
-        anyhow::bail!("-E says how the lines of stdin are encoded; URNs given as arguments are judged as given");
-    }
-    if from_stdin {
+    if reads_stdin(args) {
         let encoding = args.encoding.encoding();
         let mut input = Head { inner: stdin(encoding), head: Vec::new() };
         judge_lines(&mut input, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;

@@ -79,10 +79,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let flag = args.progress.flag().or(args.quiet.then_some(false));
     let progress = Progress::for_run(flag, || progress::total_size(&inputs));
     let columns = (!super::single_input(&files.list)).then(|| path_columns(&inputs));
-    let rejects_out = args.rejects.as_ref().is_some_and(|p| p.as_os_str() == "-");
-    if rejects_out {
-        refuse_shaping_with_rejects_out(args)?;
-    }
+    let rejects_out = rejects_to_stdout(args);
     let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
@@ -149,12 +146,23 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     })
 }
 
+/// `--rejects -`: the rejected lines go to stdout.
+fn rejects_to_stdout(args: &DedupArgs) -> bool {
+    args.rejects.as_ref().is_some_and(|p| p.as_os_str() == "-")
+}
+
+/// Refuses the combinations of options that clap cannot see, as they
+/// depend on other options' values (see `Command::refuse_combinations`).
+///
 /// `--rejects -` writes the rejects to stdout instead of the classes: the
 /// options that shape the classes (or put the NID table there) would do
 /// nothing, so they are refused rather than ignored. (Both on stdout, one
 /// after the other, was not an option: a `-c` class row, `3<TAB>urn:...`,
 /// and a rejects row, `5<TAB>kind<TAB>text`, cannot be told apart.)
-fn refuse_shaping_with_rejects_out(args: &DedupArgs) -> Result<()> {
+pub(super) fn refuse_combinations(args: &DedupArgs) -> Result<()> {
+    if !rejects_to_stdout(args) {
+        return Ok(());
+    }
     let given = [
         (args.stats, "--stats"),
         (args.count, "--count"),

@@ -6,8 +6,9 @@
 //! showing the old spelling, and nothing else would notice: the tests run
 //! the binary with commands of their own. So every `urnscan …` command in
 //! the README's code (inline spans, `sh` and `console` blocks) and in the
-//! `Examples:` of every subcommand is parsed here with the real [`Cli`],
-//! without running it. What they print is checked where it is shown:
+//! `Examples:` of every subcommand is parsed here with the real [`Cli`]
+//! and checked against the rules a run checks before it starts, without
+//! running it. What they print is checked where it is shown:
 //! `tests/readme_examples.rs` runs the README's `console` blocks.
 //!
 //! A command is the text from `urnscan ` to the first shell operator outside
@@ -69,9 +70,23 @@ fn spans_of(paragraph: &mut String) -> Vec<Code> {
     let parts: Vec<&str> = paragraph.split('`').collect();
     let closed = parts.len().saturating_sub(1) / 2;
     let spans = parts.iter().skip(1).step_by(2).take(closed);
-    let spans = spans.map(|span| Code { text: span.replace('\n', " ").replace("\\|", "|"), prose: true }).collect();
+    let spans = spans.map(|span| Code { text: as_command(&span.replace('\n', " ").replace("\\|", "|")), prose: true });
+    let spans = spans.collect();
     paragraph.clear();
     spans
+}
+
+/// A span that names a subcommand with options (`scan -u -j2`) is that
+/// command: prose often leaves the program's name out.
+fn as_command(span: &str) -> String {
+    let names_subcommand = Cli::command()
+        .get_subcommands()
+        .any(|sub| span.strip_prefix(sub.get_name()).is_some_and(|options| options.starts_with(" -")));
+    if names_subcommand {
+        format!("urnscan {span}")
+    } else {
+        span.to_owned()
+    }
 }
 
 /// Every `urnscan` command in a line of shell, each cut where the shell
@@ -157,7 +172,7 @@ fn words(command: &str) -> Vec<String> {
 /// Whether a command the parser stops at is shown right all the same: it
 /// asks for help or the version, or it is prose that names a subcommand
 /// without the file it reads (`urnscan bench`, `urnscan bench --lines
-/// -j2`). A missing option (`gen --lines 5` without `--dataset`) is not,
+/// -j2`) or an option without its value. A missing option (`gen --lines 5` without `--dataset`) is not,
 /// nor a missing file in a block or an example, which users run as shown.
 fn shown_right(error: &clap::Error, prose: bool) -> bool {
     match error.kind() {
@@ -166,27 +181,46 @@ fn shown_right(error: &clap::Error, prose: bool) -> bool {
             Some(ContextValue::Strings(missing)) => missing.iter().all(|arg| !arg.starts_with('-')),
             _ => false,
         },
+        // Prose that names an option (`dedup --memory-limit`), not a value.
+        ErrorKind::InvalidValue if prose => {
+            matches!(error.get(ContextKind::InvalidValue), Some(ContextValue::String(value)) if value.is_empty())
+        }
         _ => false,
     }
 }
 
-/// The commands of `code` that the parser refuses: each with clap's
-/// reason, and the kind of error.
-fn refused(code: &[Code]) -> Vec<(String, ErrorKind)> {
+/// Who refused a command: the parser, with the kind of its error, or the
+/// rules a run checks before it starts
+/// ([`super::Command::refuse_combinations`]).
+#[derive(Debug, PartialEq)]
+enum Refusal {
+    Parser(ErrorKind),
+    Run,
+}
+
+/// The commands of `code` that urnscan refuses: each with the reason it
+/// gives, and who refused it.
+fn refused(code: &[Code]) -> Vec<(String, Refusal)> {
     let mut refused = Vec::new();
     for (command, prose) in code.iter().flat_map(|c| commands_in(&c.text).into_iter().map(|command| (command, c.prose)))
     {
-        if let Err(error) = Cli::try_parse_from(words(&command)) {
-            if !shown_right(&error, prose) {
+        let (reason, refusal) = match Cli::try_parse_from(words(&command)) {
+            Ok(cli) => match cli.command.refuse_combinations() {
+                Ok(()) => continue,
+                Err(error) => (error.to_string(), Refusal::Run),
+            },
+            Err(error) if shown_right(&error, prose) => continue,
+            Err(error) => {
                 let reason = error.render().to_string().lines().next().unwrap_or("").to_owned();
-                refused.push((format!("{command}\n    {reason}"), error.kind()));
+                (reason, Refusal::Parser(error.kind()))
             }
-        }
+        };
+        refused.push((format!("{command}\n    {reason}"), refusal));
     }
     refused
 }
 
-fn listed(refused: &[(String, ErrorKind)]) -> String {
+fn listed(refused: &[(String, Refusal)]) -> String {
     refused.iter().map(|(why, _)| why.as_str()).collect::<Vec<_>>().join("\n")
 }
 
@@ -237,27 +271,39 @@ fn markdown_code_is_its_spans_and_shell_blocks() {
 
 /// The check can fail: a misspelt option, a value clap does not know, two
 /// options that exclude each other, an option without the one it needs,
-/// and a command shown in a block without its file are all refused, each
-/// for its own reason.
+/// a command shown in a block without its file, and each subcommand's
+/// combination that a run refuses are all refused, each for its own
+/// reason.
 #[test]
 fn a_stale_command_is_refused() {
     let stale = [
-        ("urnscan scan --uniq x", ErrorKind::UnknownArgument),
-        ("urnscan scan --format xml x", ErrorKind::InvalidValue),
-        ("urnscan scan -u -c x", ErrorKind::ArgumentConflict),
-        ("urnscan frob", ErrorKind::InvalidSubcommand),
-        ("urnscan bench --floor --lines x", ErrorKind::ArgumentConflict),
-        ("urnscan gen --lines 5 -o x", ErrorKind::MissingRequiredArgument),
-        ("urnscan bench --floor --once", ErrorKind::MissingRequiredArgument),
+        ("urnscan scan --uniq x", Refusal::Parser(ErrorKind::UnknownArgument)),
+        ("urnscan scan --format xml x", Refusal::Parser(ErrorKind::InvalidValue)),
+        ("urnscan scan -u -c x", Refusal::Parser(ErrorKind::ArgumentConflict)),
+        ("urnscan frob", Refusal::Parser(ErrorKind::InvalidSubcommand)),
+        ("urnscan bench --floor --lines x", Refusal::Parser(ErrorKind::ArgumentConflict)),
+        ("urnscan gen --lines 5 -o x", Refusal::Parser(ErrorKind::MissingRequiredArgument)),
+        ("urnscan bench --floor --once", Refusal::Parser(ErrorKind::MissingRequiredArgument)),
+        ("urnscan scan --ns-rules -c x", Refusal::Run),
+        ("urnscan scan -N --format csv x", Refusal::Run),
+        ("urnscan check -E utf-16le urn:ab:c", Refusal::Run),
+        ("urnscan dedup --rejects - --sort key x", Refusal::Run),
+        ("urnscan gen --truth -", Refusal::Run),
     ];
-    let code: Vec<Code> = stale.iter().map(|&(command, _)| block_line(command)).collect();
-    let kinds: Vec<ErrorKind> = refused(&code).into_iter().map(|(_, kind)| kind).collect();
-    assert_eq!(kinds, stale.map(|(_, kind)| kind));
+    let code: Vec<Code> = stale.iter().map(|(command, _)| block_line(command)).collect();
+    let refusals: Vec<Refusal> = refused(&code).into_iter().map(|(_, refusal)| refusal).collect();
+    assert_eq!(refusals, stale.map(|(_, refusal)| refusal));
     // In prose, a command named without its file is shown right; without
     // an option it needs, it is not.
     let prose = |text: &str| [Code { text: text.to_owned(), prose: true }];
     assert!(refused(&prose("urnscan bench --floor --once")).is_empty());
     assert_eq!(refused(&prose("urnscan gen --lines 5")).len(), 1);
+    // Prose may name an option without its value, not give a wrong one.
+    assert!(refused(&prose("urnscan dedup --memory-limit")).is_empty());
+    assert_eq!(refused(&prose("urnscan dedup --memory-limit lots")).len(), 1);
+    // A span that starts with a subcommand and an option is a command.
+    assert_eq!(refused(&code_of("Give `scan -u -j2` or `scan --uniq`.")).len(), 1);
+    assert!(refused(&code_of("`scan` reads files; `dedup -q -j2 | cat`")).is_empty());
 }
 
 #[test]

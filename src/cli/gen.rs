@@ -11,13 +11,23 @@ use urnscan::gen::{self, DatasetConfig, TextConfig};
 
 use super::GenArgs;
 
-pub fn run(args: &GenArgs) -> Result<ExitCode> {
-    // `-` is stdout, as for urnscan's inputs; both files cannot be there.
-    let is_stdout = |path: &Option<PathBuf>| path.as_ref().is_none_or(|p| p.as_os_str() == "-");
-    let corpus_to_stdout = is_stdout(&args.output);
-    if corpus_to_stdout && args.truth.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+/// `-` is stdout, as for urnscan's inputs; so is no file at all.
+fn is_stdout(path: &Option<PathBuf>) -> bool {
+    path.as_ref().is_none_or(|p| p.as_os_str() == "-")
+}
+
+/// Refuses the combinations of options that clap cannot see, as they
+/// depend on other options' values (see `Command::refuse_combinations`).
+pub(super) fn refuse_combinations(args: &GenArgs) -> Result<()> {
+    // Both files cannot go to stdout.
+    if is_stdout(&args.output) && args.truth.as_ref().is_some_and(|p| p.as_os_str() == "-") {
         bail!("--truth - writes the truth to stdout, where the corpus goes too: give -o FILE for the corpus");
     }
+    Ok(())
+}
+
+pub fn run(args: &GenArgs) -> Result<ExitCode> {
+    let corpus_to_stdout = is_stdout(&args.output);
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) if !corpus_to_stdout => {
             Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)

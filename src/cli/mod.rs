@@ -1067,6 +1067,23 @@ fn parse_error(err: &clap::Error) -> ExitCode {
     }
 }
 
+impl Command {
+    /// Refuses the combinations of options that clap's declarations cannot
+    /// express, as they depend on other options' values (`--format`,
+    /// whether `-` alone is given): each subcommand's own rules, checked
+    /// before anything is read or written. The documentation's commands
+    /// are checked against them too (`documented`).
+    fn refuse_combinations(&self) -> anyhow::Result<()> {
+        match self {
+            Command::Check(args) => check::refuse_combinations(args),
+            Command::Scan(args) => scan::refuse_combinations(args),
+            Command::Dedup(args) => dedup::refuse_combinations(args),
+            Command::Gen(args) => gen::refuse_combinations(args),
+            Command::Bench(_) | Command::Completions(_) | Command::Man(_) => Ok(()),
+        }
+    }
+}
+
 /// Parses the arguments, runs the subcommand, and turns its outcome into an
 /// exit status.
 pub fn run() -> ExitCode {
@@ -1075,7 +1092,7 @@ pub fn run() -> ExitCode {
         Err(err) => return parse_error(&err),
     };
     let ui = Ui::detect(cli.color);
-    let outcome = match cli.command {
+    let outcome = cli.command.refuse_combinations().and_then(|()| match cli.command {
         Command::Check(args) => with_threads(args.threads, ui, || check::run(&args, ui)),
         Command::Scan(args) => with_threads(args.threads, ui, || scan::run(&args, ui)),
         Command::Dedup(args) => with_threads(args.threads, ui, || dedup::run(&args, ui)),
@@ -1086,7 +1103,7 @@ pub fn run() -> ExitCode {
         }
         Command::Completions(args) => man::completions(args.shell),
         Command::Man(args) => man::run(args.out_dir.as_deref()),
-    };
+    });
     match outcome {
         Ok(code) => code,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,

@@ -28,7 +28,9 @@ use super::output::{
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
 
-pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
+/// Refuses the combinations of options that clap cannot see, as they
+/// depend on other options' values (see `Command::refuse_combinations`).
+pub(super) fn refuse_combinations(args: &ScanArgs) -> Result<()> {
     if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
         // Two tables of different columns would share one CSV stream.
         bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
@@ -42,6 +44,10 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     if args.ns_rules && (!shows_keys || args.count || args.files_with_urns || args.quiet) {
         bail!("--ns-rules changes equivalence keys, and this output shows none: use it with --unique, --stats, or the key field of --format jsonl or csv");
     }
+    Ok(())
+}
+
+pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     // Before --files-from, which may read stdin: a bad glob reads nothing.
     let globs = args.inputs.globs()?;
     let paths = args.inputs.paths(&args.paths)?;
