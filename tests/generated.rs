@@ -251,3 +251,41 @@ fn unique_urns_in_every_order_equal_the_truth() {
     }
     assert!(unique(&["-j2", "--sort", "first-seen"], true) == first_seen, "first-seen order from stdin");
 }
+
+/// What the options ask for and the corpus cannot hold is said, with the
+/// counts of the truth file; what fits, or a default that does not, is
+/// not. A dataset's keys need valid lines (1,000 lines at 10 invalid per
+/// thousand: 990), and text has one place for a URN per slot of a line.
+#[test]
+fn what_gen_cannot_give_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, truth) = (dir.path().join("out.txt"), dir.path().join("truth.tsv"));
+    let (out, truth) = (out.to_str().unwrap(), truth.to_str().unwrap());
+    let gen = |args: &[&str]| {
+        let o = urnscan(&[&["gen", "-o", out, "--truth", truth][..], args].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8(o.stderr).unwrap();
+        (said, std::fs::read_to_string(truth).unwrap())
+    };
+    let (said, rows) = gen(&["--dataset", "--lines", "1000", "--distinct", "5000"]);
+    let counts: Vec<u64> = rows.lines().map(|l| l.rsplit('\t').next().unwrap().parse().unwrap()).collect();
+    assert_eq!((counts.len(), counts.iter().sum::<u64>()), (990, 990));
+    assert!(said.contains("990 valid lines, 10 invalid, 990 distinct keys"), "{said}");
+    let shortfall =
+        "990 distinct keys, not the 5,000 --distinct asks for: each key needs a valid line, and the dataset has 990";
+    assert!(said.contains(shortfall), "{said}");
+    for fits in [&["--dataset", "--lines", "1000", "--distinct", "990"][..], &["--dataset", "--lines", "1000"]] {
+        let (said, _) = gen(fits);
+        assert_eq!(said.lines().count(), 1, "{fits:?}: {said}");
+    }
+
+    let (said, rows) = gen(&["--size", "1MiB", "--density", "50000"]);
+    let planted = rows.lines().count();
+    assert!((9_000..11_000).contains(&planted), "{planted}");
+    let planted =
+        format!("{},{:03} URNs planted, not the 50,000 --density 50000 asks for", planted / 1000, planted % 1000);
+    assert!(said.contains(&planted), "{said}");
+    let (said, rows) = gen(&["--size", "1MiB", "--density", "5000"]);
+    assert!((4_500..5_500).contains(&rows.lines().count()), "{}", rows.lines().count());
+    assert_eq!(said.lines().count(), 1, "{said}");
+}

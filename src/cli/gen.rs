@@ -9,7 +9,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use urnscan::gen::{self, DatasetConfig, TextConfig};
 
+use super::output::thousands;
 use super::GenArgs;
+
+/// `--distinct` when not given: the valid lines are fewer in a small dataset.
+const DEFAULT_DISTINCT: u64 = 300_000;
 
 /// `-` is stdout, as for urnscan's inputs; so is no file at all.
 fn is_stdout(path: &Option<PathBuf>) -> bool {
@@ -46,7 +50,7 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
     let summary = if args.dataset {
         let cfg = DatasetConfig {
             lines: args.lines,
-            distinct: args.distinct,
+            distinct: args.distinct.unwrap_or(DEFAULT_DISTINCT),
             seed: args.seed,
             invalid_per_mille: args.invalid_per_mille,
         };
@@ -82,11 +86,50 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
     if let Some(mut t) = truth {
         t.flush().context("cannot write the truth file")?;
     }
-    eprintln!(
-        "urnscan gen: {} bytes, {} URNs planted, {} decoys, {} distinct keys",
-        summary.bytes, summary.planted, summary.decoys, summary.distinct_keys
-    );
+    let (bytes, planted, decoys) = (thousands(summary.bytes), thousands(summary.planted), thousands(summary.decoys));
+    let keys = thousands(summary.distinct_keys);
+    if args.dataset {
+        eprintln!("urnscan gen: {bytes} bytes, {planted} valid lines, {decoys} invalid, {keys} distinct keys");
+    } else {
+        eprintln!("urnscan gen: {bytes} bytes, {planted} URNs planted, {decoys} decoys, {keys} distinct keys");
+    }
+    if let Some(shortfall) = shortfall(args, &summary) {
+        eprintln!("urnscan gen: {shortfall}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the corpus holds less of than the options asked for, if anything
+/// a user would notice: more distinct keys than the dataset has valid
+/// lines (a default that does not fit is no shortfall), or more URNs per MiB than the text has places for (one per slot
+/// of a line). The generator gives what fits rather than failing: the
+/// summary line shows the counts, and this says why they fall short.
+fn shortfall(args: &GenArgs, summary: &gen::GenSummary) -> Option<String> {
+    if args.dataset {
+        let asked = args.distinct?;
+        (summary.distinct_keys < asked).then(|| {
+            format!(
+                "{} distinct keys, not the {} --distinct asks for: each key needs a valid line, and the dataset has {}",
+                thousands(summary.distinct_keys),
+                thousands(asked),
+                thousands(summary.planted)
+            )
+        })
+    } else {
+        const MIB: u64 = 1 << 20;
+        let asked = u64::from(args.density) * summary.bytes / MIB;
+        // The due points jitter: a short text may fall a little short of
+        // its density by chance, which is no shortfall.
+        (asked >= 1000 && summary.planted < asked / 10 * 9).then(|| {
+            format!(
+                "{} URNs planted, not the {} --density {} asks for: the text has room for about {} per MiB",
+                thousands(summary.planted),
+                thousands(asked),
+                args.density,
+                thousands(summary.planted * MIB / summary.bytes.max(1))
+            )
+        })
+    }
 }
 
 /// `1GiB`, `64MiB`, `100MB`, `4k`, `1000`: binary units for `KiB`/`MiB`/`GiB`

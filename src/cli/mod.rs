@@ -222,9 +222,9 @@ pub struct GenArgs {
     /// With --dataset: its lines.
     #[arg(long, default_value_t = 1_000_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     lines: u64,
-    /// With --dataset: its distinct equivalence classes.
-    #[arg(long, default_value_t = 300_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
-    distinct: u64,
+    /// With --dataset: its distinct equivalence classes (default: 300000, or the valid lines if fewer).
+    #[arg(long, value_name = "N", requires = "dataset", conflicts_with_all = TEXT_ONLY)]
+    distinct: Option<u64>,
     /// With --dataset: invalid lines per thousand.
     #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY,
           value_parser = clap::value_parser!(u32).range(0..=1000))]
