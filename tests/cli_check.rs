@@ -88,6 +88,37 @@ fn a_path_given_as_an_argument_gets_a_hint() {
     assert_eq!((o.status.code(), o.stderr.len()), (Some(0), 0));
 }
 
+/// Stdin that is running text (more lines without `urn:` at their start
+/// than valid URNs; blank lines and padded URNs are no text) gets a hint
+/// that `scan` finds URNs in text; compressed stdin, one that check reads
+/// no archive (it has no `-z`), and no text hint: binary stdin is no text.
+/// Arguments get neither.
+#[test]
+fn text_or_an_archive_on_stdin_gets_a_hint() {
+    let text_hint = "hint: most lines do not start with \"urn:\": `urnscan check` judges each line as one URN; \
+                     to find the URNs inside running text, use `urnscan scan`\n";
+    let log = b"2024-03-11 INFO got urn:isbn:0451450523\nurn:ab:cd\nERROR no such urn:ab:x\n";
+    for format in ["text", "jsonl"] {
+        let o = urnscan(&["check", "--format", format], log);
+        assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stderr)), (Some(1), text_hint.into()), "{format}");
+    }
+    // As many valid URNs as lines of text, or text only as padding,
+    // blanks or broken URNs: no hint.
+    for list in [&b"urn:ab:cd\nsome text\n"[..], b" urn:ab:cd\n\n\t\nurn:a:b\nURN:ab:%g\n"] {
+        assert_eq!(String::from_utf8_lossy(&urnscan(&["check"], list).stderr).matches("most lines").count(), 0);
+    }
+    assert_eq!(urnscan(&["check", "some", "text", "urn:ab:c"], b"").stderr, b"", "arguments");
+    assert_eq!(urnscan(&["check"], b"some\0binary\nlines\n").stderr, b"", "binary");
+
+    let list = b"urn:ab:cd\nurn:isbn:0451450523\n".repeat(100);
+    let o = urnscan(&["check"], &common::gzip(&list));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let archive = "hint: stdin starts with a gzip header: check reads no compressed input; decompress it first \
+                   (`gzip -dc FILE | urnscan check`), or give the file to `urnscan dedup -z`\n";
+    assert_eq!(err, archive, "an archive is not said to be text");
+    assert_eq!(o.status.code(), Some(1));
+}
+
 #[test]
 fn jsonl_has_exactly_the_schema_fields_in_order() {
     let o = urnscan(&["check", "--format", "jsonl", "urn:Example:a%2cb?+r?=q#", "urn:a:b"], b"");

@@ -419,6 +419,50 @@ fn urnscan_at(dir: &TempDir, args: &[&str], stdin: &[u8]) -> Output {
     common::run_fed(cmd, stdin)
 }
 
+/// A bad value is refused before any output file is created or any input
+/// read: the rejects file and gen's corpus and truth keep what they held
+/// (each was emptied once, the value being checked only after the file
+/// was created), and `--files-from -` leaves stdin unread.
+#[test]
+fn a_bad_value_leaves_the_output_files_alone() {
+    let dir = TempDir::new("bad-value");
+    let (kept, input) = (dir.file("kept.txt", b"keep"), dir.file("in.txt", b"urn:ab:x\n"));
+    let runs = [
+        &["dedup", "--rejects", &kept, "--nid", "a b", &input][..],
+        &["gen", "-o", &kept, "--size", "5XB"],
+        &["gen", "--dataset", "--distinct", "0", "-o", &kept, "--truth", &kept],
+    ];
+    for args in runs {
+        let o = urnscan_at(&dir, args, b"");
+        assert_eq!(
+            (o.status.code(), fs::read(&kept).unwrap()),
+            (Some(2), b"keep".to_vec()),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // Stdin would hold the list: the refusal does not wait for it (a pipe
+    // that never ends would hang the run).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["scan", "--files-from", "-", "--nid", "a b"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("the refusal waited for stdin");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(2));
+}
+
 /// `-` is stdout for an output file as it is stdin for an input (README,
 /// `dedup --help`): `dedup --rejects -` writes the rejects' rows to stdout
 /// instead of the classes, `-q` or not, and refuses the options that

@@ -255,7 +255,8 @@ fn unique_urns_in_every_order_equal_the_truth() {
 /// What the options ask for and the corpus cannot hold is said, with the
 /// counts of the truth file; what fits, or a default that does not, is
 /// not. A dataset's keys need valid lines (1,000 lines at 10 invalid per
-/// thousand: 990), and text has one place for a URN per slot of a line.
+/// thousand: 990), and text has a few slots per line for URNs and decoys,
+/// URNs first.
 #[test]
 fn what_gen_cannot_give_is_said() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,13 +280,47 @@ fn what_gen_cannot_give_is_said() {
         assert_eq!(said.lines().count(), 1, "{fits:?}: {said}");
     }
 
-    let (said, rows) = gen(&["--size", "1MiB", "--density", "50000"]);
-    let planted = rows.lines().count();
+    // Text: the planted URNs are the truth's rows; the room per MiB is
+    // that of the URNs and decoys the summary line counts.
+    let text = |args: &[&str]| {
+        let (said, rows) = gen(args);
+        let bytes = std::fs::metadata(out).unwrap().len();
+        let summary = said.lines().next().unwrap().replace(',', "");
+        let decoys: u64 = summary.split(" decoys").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+        let planted = rows.lines().count() as u64;
+        assert!(summary.contains(&format!(" {planted} URNs planted")), "{said}");
+        let room =
+            format!("room for about {} URNs and decoys per MiB", thousands((planted + decoys) * (1 << 20) / bytes));
+        (said.lines().skip(1).map(str::to_owned).collect::<Vec<_>>(), planted, decoys, room)
+    };
+    let (notes, planted, _, room) = text(&["--size", "1MiB", "--density", "50000"]);
     assert!((9_000..11_000).contains(&planted), "{planted}");
-    let planted =
-        format!("{},{:03} URNs planted, not the 50,000 --density 50000 asks for", planted / 1000, planted % 1000);
-    assert!(said.contains(&planted), "{said}");
-    let (said, rows) = gen(&["--size", "1MiB", "--density", "5000"]);
-    assert!((4_500..5_500).contains(&rows.lines().count()), "{}", rows.lines().count());
-    assert_eq!(said.lines().count(), 1, "{said}");
+    let urns =
+        format!("{} URNs planted, not the 50,000 --density 50000 asks for: the text has {room}", thousands(planted));
+    assert_eq!(notes, [format!("urnscan gen: {urns}, URNs first")]);
+    // 1 KiB at 900,000 per MiB asks for 878 URNs.
+    let (notes, planted, _, _) = text(&["--size", "1KiB", "--density", "900000"]);
+    assert!(planted < 100, "{planted}");
+    assert!(notes.len() == 1 && notes[0].contains("not the 878 --density 900000 asks for"), "{notes:?}");
+    // URNs first: 5,000 fit, 50,000 decoys do not.
+    let (notes, planted, decoys, room) = text(&["--size", "1MiB", "--density", "5000", "--decoys", "50000"]);
+    assert!((4_500..5_500).contains(&planted), "{planted}");
+    let decoys = format!("{} decoys, not the 50,000 --decoys 50000 asks for: the text has {room}", thousands(decoys));
+    assert_eq!(notes, [format!("urnscan gen: {decoys}, URNs first")]);
+    let (notes, planted, _, _) = text(&["--size", "1MiB", "--density", "5000"]);
+    assert!((4_500..5_500).contains(&planted), "{planted}");
+    assert!(notes.is_empty(), "{notes:?}");
+}
+
+/// 1234567 as "1,234,567".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -105,7 +105,6 @@ use urnscan::source::{self, Contents, Input, MmapPolicy, Whole};
 use urnscan::stats::NidStats;
 use urnscan::{ExtractOptions, Grammar, Scanner};
 
-use super::gen::parse_size;
 use super::output::thousands;
 use super::{grammar, BenchArgs};
 
@@ -257,8 +256,7 @@ fn short_input_note(rows: &[Row]) -> Option<String> {
 
 /// The bytes to measure: the file (mapped when it can be) or a generated corpus.
 fn load(args: &BenchArgs) -> Result<(String, Whole)> {
-    if let Some(size) = &args.generate {
-        let size = parse_size(size)?;
+    if let Some(size) = args.generate {
         let cfg = TextConfig { size, seed: args.seed, urns_per_mib: args.density, ..TextConfig::default() };
         let mut bytes = Vec::with_capacity(size as usize);
         let started = Instant::now();

@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
+use urnscan::decompress::Codec;
 use urnscan::job::Misread;
 use urnscan::lines::{line_ranges, trim_line};
 use urnscan::ordered::InOrder;
@@ -53,16 +54,20 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
     let mut hints = Vec::new();
+    // Binary stdin (an archive, UTF-16 read as bytes) is no running text:
+    // the text hint would not say why its lines fail.
+    let mut binary = false;
     if reads_stdin(args) {
         let encoding = args.encoding.encoding();
         let mut input = Head { inner: stdin(encoding), head: Vec::new() };
         judge_lines(&mut input, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
         hints = misread_hints(encoding, &input.head);
+        binary = source::is_binary(&input.head) || Codec::sniff(&input.head).is_some();
     } else {
         let mut text = Vec::new();
         for urn in &args.urns {
             text.clear();
-            judge.write(&os_bytes(urn), &mut text)?;
+            let _verdict = judge.write(&os_bytes(urn), &mut text)?;
             out.write_all(&text).context("cannot write to standard output")?;
         }
     }
@@ -73,11 +78,33 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     if let Some(hint) = args.urns.iter().find_map(|arg| path_hint(arg, judge.grammar)) {
         eprintln!("{hint}");
     }
-    let from_stdin = args.urns.is_empty() || args.urns == ["-"];
-    if let Some(hint) = padding_hint(judge.padded.into_inner(), from_stdin) {
+    if let Some(hint) = padding_hint(judge.padded.into_inner(), reads_stdin(args)) {
+        eprintln!("{hint}");
+    }
+    let (text, valid) = (judge.text_count.into_inner(), judge.valid_count.into_inner());
+    if let Some(hint) = text_hint(text, valid, reads_stdin(args)).filter(|_| !binary) {
         eprintln!("{hint}");
     }
     Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The hint for stdin with more lines of text (no `urn:` at their start,
+/// even trimmed; blank lines aside) than valid URNs: a log or a document
+/// given to `check`, whose user most likely wants `scan`, as `dedup` says
+/// of the same. Arguments are judged as given, and a path among them has
+/// [`path_hint`].
+fn text_hint(text: u64, valid: u64, from_stdin: bool) -> Option<&'static str> {
+    (from_stdin && text > valid).then_some(
+        "hint: most lines do not start with \"urn:\": `urnscan check` judges each line as one URN; to find \
+         the URNs inside running text, use `urnscan scan`",
+    )
+}
+
+/// Whether `input` is no attempt at a URN: not blank, and without `urn:`
+/// at its start even without the whitespace around it.
+fn is_text(input: &[u8]) -> bool {
+    let trimmed = trim_line(input);
+    !trimmed.is_empty() && !trimmed.get(..4).is_some_and(|start| start.eq_ignore_ascii_case(b"urn:"))
 }
 
 /// The hint for a command-line argument that is no URN at all (not-urn)
@@ -164,7 +191,16 @@ impl<R: Read> Read for Head<R> {
 /// `head` (after any transcoding) are binary and look like UTF-16 without
 /// a mark: read as bytes, its lines are letters and NULs, every one
 /// invalid, and nothing else would say why.
+///
+/// Compressed stdin gets a hint of its own: `check` has no `-z`.
 fn misread_hints(encoding: Encoding, head: &[u8]) -> Vec<String> {
+    if let Some(codec) = Codec::sniff(head) {
+        let name = codec.name();
+        return vec![format!(
+            "hint: stdin starts with a {name} header: check reads no compressed input; decompress it first \
+             (`{name} -dc FILE | urnscan check`), or give the file to `urnscan dedup -z`"
+        )];
+    }
     let mut misreads = super::Misreads::default();
     if let Some(order) = encoding.unmarked(head).filter(|_| source::is_binary(head)) {
         misreads.add("-", Misread::Utf16(order));
@@ -205,7 +241,11 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
         }
         in_order
             .write(&line_ranges(lines, PIECE_BYTES), out, |piece, text| {
-                lines_of(&lines[piece.clone()]).try_for_each(|line| judge.write(strip_line_end(line), text))
+                let mut tally = Tally::default();
+                let judged = lines_of(&lines[piece.clone()])
+                    .try_for_each(|line| judge.write(strip_line_end(line), text).map(|v| tally.add(v)));
+                judge.add(&tally);
+                judged
             })
             .context("cannot write to standard output")?;
         match read {
@@ -249,6 +289,38 @@ struct Judge {
     any_invalid: AtomicBool,
     /// Invalid inputs that are valid once trimmed ([`padding_hint`]).
     padded: AtomicU64,
+    /// Valid inputs, and inputs that are text ([`Verdict::Text`]), added
+    /// a piece of lines at a time ([`text_hint`]).
+    valid_count: AtomicU64,
+    text_count: AtomicU64,
+}
+
+/// What an input was judged, as far as [`text_hint`] asks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Verdict {
+    Valid,
+    /// Text, not a URN: it does not start with `urn:`, even without the
+    /// whitespace around it, and is not blank.
+    Text,
+    Invalid,
+}
+
+/// A piece's verdicts, counted on its thread and added to the [`Judge`]'s
+/// once (an atomic add per line would have the threads contend for it).
+#[derive(Default)]
+struct Tally {
+    valid: u64,
+    text: u64,
+}
+
+impl Tally {
+    fn add(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Valid => self.valid += 1,
+            Verdict::Text => self.text += 1,
+            Verdict::Invalid => {}
+        }
+    }
 }
 
 impl Judge {
@@ -262,11 +334,24 @@ impl Judge {
             invalid: palette.paint(INVALID, "invalid").to_string(),
             any_invalid: AtomicBool::new(false),
             padded: AtomicU64::new(0),
+            valid_count: AtomicU64::new(0),
+            text_count: AtomicU64::new(0),
         }
     }
 
-    fn write(&self, input: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    fn add(&self, tally: &Tally) {
+        self.valid_count.fetch_add(tally.valid, Ordering::Relaxed);
+        self.text_count.fetch_add(tally.text, Ordering::Relaxed);
+    }
+
+    /// Writes the verdict on `input`, and returns it.
+    fn write(&self, input: &[u8], out: &mut Vec<u8>) -> io::Result<Verdict> {
         let result = parse(input, self.grammar);
+        let verdict = match &result {
+            Ok(_) => Verdict::Valid,
+            Err(e) if e.kind() == ErrorKind::NotUrn && is_text(input) => Verdict::Text,
+            Err(_) => Verdict::Invalid,
+        };
         // Read before it is written: once set, the flag's cache line stays
         // shared by the threads instead of being written by every invalid
         // line.
@@ -277,12 +362,13 @@ impl Judge {
             self.padded.fetch_add(1, Ordering::Relaxed);
         }
         if self.only_invalid && result.is_ok() {
-            return Ok(());
+            return Ok(verdict);
         }
         match self.format {
             CheckFormat::Text => write_text(out, input, &result, self),
             CheckFormat::Jsonl => write_jsonl(out, input, &result, self),
         }
+        .map(|()| verdict)
     }
 }
 
@@ -415,7 +501,7 @@ mod tests {
         let mut out = Vec::new();
         let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
         for line in input.split_inclusive(|&b| b == b'\n') {
-            judge.write(strip_line_end(line), &mut out).unwrap();
+            let _verdict = judge.write(strip_line_end(line), &mut out).unwrap();
         }
         out
     }
@@ -626,7 +712,7 @@ mod tests {
             for (format, want) in [(CheckFormat::Text, None), (CheckFormat::Jsonl, Some(&json))] {
                 let judge = Judge::new(grammar, format, Palette::new(false));
                 let mut out = Vec::new();
-                judge.write(input.as_bytes(), &mut out).unwrap();
+                let _verdict = judge.write(input.as_bytes(), &mut out).unwrap();
                 match want {
                     None => proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), text.clone()),
                     Some(json) => {

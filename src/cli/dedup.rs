@@ -60,14 +60,11 @@ pub enum SortOrder {
     Count,
 }
 
-/// Parses `--memory-limit` like `gen --size` (`64MiB`, `1GiB`, `500MB`).
-pub fn size_arg(text: &str) -> Result<u64, String> {
-    super::gen::parse_size(text).map_err(|e| e.to_string())
-}
-
 pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
-    // Before --files-from, which may read stdin: a bad glob reads nothing.
+    // Before --files-from, which may read stdin, and before the rejects
+    // file is created: a bad glob or NID reads and writes nothing.
     let walk = WalkOptions { globs: args.inputs.globs()?, ..WalkOptions::default() };
+    let nids = nid_filter(&args.nids, args.rfc2141)?;
     let files = args.inputs.paths(&args.files)?;
     if files.stdin_only() && io::stdin().is_terminal() && !args.quiet {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
@@ -81,7 +78,6 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let columns = (!super::single_input(&files.list)).then(|| path_columns(&inputs));
     let rejects_out = rejects_to_stdout(args);
     let mut reporter = Reporter::new(args, &names, columns, &progress, ui.err)?;
-    let nids = nid_filter(&args.nids, args.rfc2141)?;
     let filtered = nids.is_some();
     // Only a run with a limit can spill.
     #[cfg(unix)]
@@ -160,6 +156,7 @@ fn rejects_to_stdout(args: &DedupArgs) -> bool {
 /// after the other, was not an option: a `-c` class row, `3<TAB>urn:...`,
 /// and a rejects row, `5<TAB>kind<TAB>text`, cannot be told apart.)
 pub(super) fn refuse_combinations(args: &DedupArgs) -> Result<()> {
+    args.inputs.refuse_combinations(&args.files)?;
     if !rejects_to_stdout(args) {
         return Ok(());
     }

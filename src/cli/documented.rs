@@ -13,7 +13,9 @@
 //!
 //! A command is the text from `urnscan ` to the first shell operator outside
 //! quotes (`|`, `<`, `>`, `;`, `&`, `)`, or a `#` comment); synopses, which
-//! hold `[` or `…`, are not commands and are left out.
+//! hold `[` or `…`, are not commands and are left out. Prose often leaves
+//! the program's name out: an inline span that starts with a subcommand
+//! and an option (`scan -u -j2`) is that command too.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{CommandFactory, Parser};
@@ -77,10 +79,12 @@ fn spans_of(paragraph: &mut String) -> Vec<Code> {
 }
 
 /// A span that names a subcommand with options (`scan -u -j2`) is that
-/// command: prose often leaves the program's name out.
+/// command: prose often leaves the program's name out. `man` is left out:
+/// `man -l urnscan.1` is the other program's.
 fn as_command(span: &str) -> String {
     let names_subcommand = Cli::command()
         .get_subcommands()
+        .filter(|sub| sub.get_name() != "man")
         .any(|sub| span.strip_prefix(sub.get_name()).is_some_and(|options| options.starts_with(" -")));
     if names_subcommand {
         format!("urnscan {span}")
@@ -303,7 +307,10 @@ fn a_stale_command_is_refused() {
     assert_eq!(refused(&prose("urnscan dedup --memory-limit lots")).len(), 1);
     // A span that starts with a subcommand and an option is a command.
     assert_eq!(refused(&code_of("Give `scan -u -j2` or `scan --uniq`.")).len(), 1);
-    assert!(refused(&code_of("`scan` reads files; `dedup -q -j2 | cat`")).is_empty());
+    assert_eq!(as_command("dedup -q -j2 | cat"), "urnscan dedup -q -j2 | cat");
+    for not_a_command in ["scan", "scan reads", "man -l urnscan.1", "scanner -x"] {
+        assert_eq!(as_command(not_a_command), not_a_command);
+    }
 }
 
 #[test]

@@ -12,8 +12,12 @@ use urnscan::gen::{self, DatasetConfig, TextConfig};
 use super::output::thousands;
 use super::GenArgs;
 
-/// `--distinct` when not given: the valid lines are fewer in a small dataset.
+/// `--distinct` when not given (a dataset of fewer valid lines has a key
+/// for each).
 const DEFAULT_DISTINCT: u64 = 300_000;
+
+/// `--decoys` per MiB when not given (fewer when the URNs leave fewer slots).
+const DEFAULT_DECOYS: u32 = 50;
 
 /// `-` is stdout, as for urnscan's inputs; so is no file at all.
 fn is_stdout(path: &Option<PathBuf>) -> bool {
@@ -64,10 +68,10 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
         gen::generate_dataset(&cfg, &mut out, Some(&mut record))
     } else {
         let cfg = TextConfig {
-            size: parse_size(&args.size)?,
+            size: args.size,
             seed: args.seed,
             urns_per_mib: args.density,
-            decoys_per_mib: args.decoys,
+            decoys_per_mib: args.decoys.unwrap_or(DEFAULT_DECOYS),
         };
         let mut record = |p: gen::Planted<'_>| {
             if let Some(t) = truth.as_mut() {
@@ -93,53 +97,69 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
     } else {
         eprintln!("urnscan gen: {bytes} bytes, {planted} URNs planted, {decoys} decoys, {keys} distinct keys");
     }
-    if let Some(shortfall) = shortfall(args, &summary) {
+    for shortfall in shortfalls(args, &summary) {
         eprintln!("urnscan gen: {shortfall}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the corpus holds less of than the options asked for, if anything
-/// a user would notice: more distinct keys than the dataset has valid
-/// lines (a default that does not fit is no shortfall), or more URNs per MiB than the text has places for (one per slot
-/// of a line). The generator gives what fits rather than failing: the
-/// summary line shows the counts, and this says why they fall short.
-fn shortfall(args: &GenArgs, summary: &gen::GenSummary) -> Option<String> {
+/// What the corpus holds less of than the options asked for: more
+/// distinct keys than the dataset has valid lines, or more URNs or decoys
+/// than the text has slots for (a line has a few; URNs take them first).
+/// A default of `--distinct` or `--decoys` that does not fit is no
+/// shortfall. The generator
+/// gives what fits rather than failing: the summary line shows the
+/// counts, and these lines say why they fall short.
+fn shortfalls(args: &GenArgs, summary: &gen::GenSummary) -> Vec<String> {
     if args.dataset {
-        let asked = args.distinct?;
-        (summary.distinct_keys < asked).then(|| {
-            format!(
+        return match args.distinct {
+            Some(asked) if summary.distinct_keys < asked => vec![format!(
                 "{} distinct keys, not the {} --distinct asks for: each key needs a valid line, and the dataset has {}",
                 thousands(summary.distinct_keys),
                 thousands(asked),
                 thousands(summary.planted)
-            )
-        })
-    } else {
-        const MIB: u64 = 1 << 20;
-        let asked = u64::from(args.density) * summary.bytes / MIB;
-        // The due points jitter: a short text may fall a little short of
-        // its density by chance, which is no shortfall.
-        (asked >= 1000 && summary.planted < asked / 10 * 9).then(|| {
-            format!(
-                "{} URNs planted, not the {} --density {} asks for: the text has room for about {} per MiB",
-                thousands(summary.planted),
-                thousands(asked),
-                args.density,
-                thousands(summary.planted * MIB / summary.bytes.max(1))
-            )
-        })
+            )],
+            _ => Vec::new(),
+        };
     }
+    const MIB: u128 = 1 << 20;
+    let bytes = u128::from(summary.bytes);
+    let asked = |per_mib: u32| u64::try_from(u128::from(per_mib) * bytes / MIB).unwrap_or(u64::MAX);
+    // The due points jitter: a text may fall a little short of a density
+    // by chance (by a few in a short one), which is no shortfall.
+    let short = |asked: u64, got: u64| got.saturating_add((asked / 10).max(10)) <= asked;
+    let slots = u128::from(summary.planted + summary.decoys) * MIB / bytes.max(1);
+    let room = format!("the text has room for about {} URNs and decoys per MiB, URNs first", thousands(slots as u64));
+    let mut said = Vec::new();
+    // A default --decoys that falls short (many URNs leave few slots) is
+    // no shortfall: nobody asked for it.
+    let asked_for = [
+        ("URNs planted", summary.planted, "--density", Some(args.density)),
+        ("decoys", summary.decoys, "--decoys", args.decoys),
+    ];
+    for (what, got, option, per_mib) in asked_for.into_iter().filter_map(|(w, g, o, p)| Some((w, g, o, p?))) {
+        let asked = asked(per_mib);
+        if short(asked, got) {
+            said.push(format!(
+                "{} {what}, not the {} {option} {per_mib} asks for: {room}",
+                thousands(got),
+                thousands(asked)
+            ));
+        }
+    }
+    said
 }
 
 /// `1GiB`, `64MiB`, `100MB`, `4k`, `1000`: binary units for `KiB`/`MiB`/`GiB`
 /// and for the bare letters `k`/`m`/`g` (as `dd` and most tools read them),
-/// decimal for `KB`/`MB`/`GB`.
-pub fn parse_size(text: &str) -> Result<u64> {
+/// decimal for `KB`/`MB`/`GB`. The value parser of every size option
+/// (`gen --size`, `bench --generate`, `dedup --memory-limit`), so a bad
+/// size is a usage error before any file is created.
+pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let number: f64 = number.parse().with_context(|| format!("not a size: {text:?} (try 64MiB or 1GiB)"))?;
+    let number: f64 = number.parse().map_err(|_| format!("not a size: {text:?} (try 64MiB or 1GiB)"))?;
     let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kib" => 1024.0,
@@ -148,7 +168,7 @@ pub fn parse_size(text: &str) -> Result<u64> {
         "kb" => 1e3,
         "mb" => 1e6,
         "gb" => 1e9,
-        other => bail!("unknown size unit {other:?} in {text:?} (use KiB, MiB, GiB, KB, MB or GB)"),
+        other => return Err(format!("unknown size unit {other:?} in {text:?} (use KiB, MiB, GiB, KB, MB or GB)")),
     };
     Ok((number * scale) as u64)
 }

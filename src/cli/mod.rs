@@ -144,8 +144,8 @@ pub struct BenchArgs {
     #[arg(value_name = "FILE", required_unless_present = "generate", conflicts_with = "generate")]
     file: Option<PathBuf>,
     /// Measure a text corpus of this size generated in memory (e.g. 256MiB, 1GiB).
-    #[arg(long, value_name = "SIZE")]
-    generate: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = gen::parse_size)]
+    generate: Option<u64>,
     /// Planted URNs per MiB of the generated corpus.
     #[arg(long, default_value_t = 200, requires = "generate", conflicts_with_all = ["file", "lines"])]
     density: u32,
@@ -205,25 +205,30 @@ const TEXT_ONLY: [&str; 3] = ["size", "density", "decoys"];
 #[derive(clap::Args, Debug)]
 pub struct GenArgs {
     /// Size of the text corpus (e.g. 64MiB, 1GiB).
-    #[arg(long, default_value = "64MiB", conflicts_with = "dataset")]
-    size: String,
+    #[arg(long, default_value = "64MiB", value_parser = gen::parse_size, conflicts_with = "dataset")]
+    size: u64,
     /// Seed: the same seed and options give the same bytes.
     #[arg(long, default_value_t = 7)]
     seed: u64,
     /// Planted URNs per MiB of text.
     #[arg(long, default_value_t = 200, conflicts_with = "dataset")]
     density: u32,
-    /// Decoys (near-URNs that must not match) per MiB of text.
-    #[arg(long, default_value_t = 50, conflicts_with = "dataset")]
-    decoys: u32,
+    /// Decoys (near-URNs that must not match) per MiB of text, in the slots the URNs leave.
+    ///
+    /// [default: 50]
+    #[arg(long, value_name = "DECOYS", conflicts_with = "dataset")]
+    decoys: Option<u32>,
     /// Write a URN dataset (one per line) instead of running text.
     #[arg(long)]
     dataset: bool,
     /// With --dataset: its lines.
     #[arg(long, default_value_t = 1_000_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     lines: u64,
-    /// With --dataset: its distinct equivalence classes (default: 300000, or the valid lines if fewer).
-    #[arg(long, value_name = "N", requires = "dataset", conflicts_with_all = TEXT_ONLY)]
+    /// With --dataset: its distinct equivalence classes, at most its valid lines.
+    ///
+    /// [default: 300000]
+    #[arg(long, requires = "dataset", conflicts_with_all = TEXT_ONLY,
+          value_parser = clap::value_parser!(u64).range(1..))]
     distinct: Option<u64>,
     /// With --dataset: invalid lines per thousand.
     #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY,
@@ -476,15 +481,21 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
+    /// Refuses what the paths `given` cannot go with (see
+    /// `Command::refuse_combinations`).
+    fn refuse_combinations(&self, given: &[PathBuf]) -> anyhow::Result<()> {
+        let paths_from_stdin = self.files_from.as_ref().is_some_and(|list| list.as_os_str() == "-");
+        if paths_from_stdin && given.iter().any(|p| p.as_os_str() == "-") {
+            anyhow::bail!("--files-from - reads the paths from stdin, so stdin cannot be an input too");
+        }
+        Ok(())
+    }
+
     /// The paths `given` and those of `--files-from`, in that order.
     fn paths(&self, given: &[PathBuf]) -> anyhow::Result<Paths> {
-        use anyhow::{bail, Context};
+        use anyhow::Context;
         let Some(list) = &self.files_from else { return Ok(Paths { list: given.to_vec(), stdin_if_none: true }) };
-        let from_stdin = list.as_os_str() == "-";
-        if from_stdin && given.iter().any(|p| p.as_os_str() == "-") {
-            bail!("--files-from - reads the paths from stdin, so stdin cannot be an input too");
-        }
-        let bytes = if from_stdin {
+        let bytes = if list.as_os_str() == "-" {
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map(|_| bytes)
         } else {
@@ -599,8 +610,14 @@ pub struct EncodingArgs {
 
 impl EncodingArgs {
     pub fn encoding(&self) -> urnscan::transcode::Encoding {
+        self.encoding.encoding()
+    }
+}
+
+impl EncodingArg {
+    pub fn encoding(self) -> urnscan::transcode::Encoding {
         use urnscan::transcode::Encoding;
-        match self.encoding {
+        match self {
             EncodingArg::Auto => Encoding::Auto,
             EncodingArg::None => Encoding::None,
             EncodingArg::Utf16le => Encoding::Utf16Le,
@@ -731,7 +748,7 @@ pub struct DedupArgs {
     #[arg(long = "nid", value_name = "NID", value_delimiter = ',')]
     nids: Vec<String>,
     /// Spill the key tables to temporary files when they exceed SIZE (e.g. 512MiB); the output is the same.
-    #[arg(long, value_name = "SIZE", value_parser = dedup::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = gen::parse_size)]
     memory_limit: Option<u64>,
     /// With --memory-limit: the directory for spill files (default: $TMPDIR, else /tmp). Without
     /// a limit nothing spills, so it is refused.
@@ -780,8 +797,13 @@ pub struct CheckArgs {
     /// byte-order mark before the first line, are not part of a line).
     #[arg(value_name = "URN")]
     urns: Vec<OsString>,
-    #[command(flatten)]
-    encoding: EncodingArgs,
+    /// How the lines of stdin are taken as text. By default stdin that starts with a UTF-16
+    /// byte-order mark (ff fe, fe ff: Windows exports) is transcoded to UTF-8; other input is read
+    /// as its bytes: URNs are ASCII, the same bytes in UTF-8, Latin-1 and the like. A hint at the
+    /// end says when stdin looks like UTF-16 without a mark. Refused with URN arguments, which are
+    /// judged as given.
+    #[arg(short = 'E', long, value_enum, value_name = "ENCODING", default_value_t = EncodingArg::Auto)]
+    encoding: EncodingArg,
     /// Worker threads for lines on stdin (default: one per core, at most 8 per CPU). Output is the same for any value.
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
@@ -860,6 +882,10 @@ impl std::fmt::Display for Unreadable<'_> {
             return f.write_str(self.shrank_advice());
         }
         match self.error.error.kind() {
+            // `scan urn:isbn:…`: a URN where a file was expected.
+            ErrorKind::NotFound if self.error.path.get(..4).is_some_and(|s| s.eq_ignore_ascii_case("urn:")) => {
+                f.write_str("; to validate a URN given as an argument, use `urnscan check URN`")?
+            }
             ErrorKind::NotFound => f.write_str("; check the path")?,
             ErrorKind::PermissionDenied => f.write_str("; check its permissions")?,
             _ => {}
@@ -1158,6 +1184,10 @@ mod tests {
         };
         let missing = io::Error::from(io::ErrorKind::NotFound);
         assert_eq!(said(missing, false), "a.txt: entity not found; check the path");
+        let error = InputError { path: "URN:isbn:0451450523".into(), error: io::Error::from(io::ErrorKind::NotFound) };
+        let urn = Unreadable { error: &error, cut_short: false, mmap_flag: true, others: false }.to_string();
+        let advice = "; to validate a URN given as an argument, use `urnscan check URN`";
+        assert_eq!(urn, format!("URN:isbn:0451450523: entity not found{advice}"));
         let broken = io::Error::other("bad block");
         assert_eq!(said(broken, true), "a.txt: bad block; cut short there (what came before it was read)");
     }

@@ -31,6 +31,7 @@ use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
 /// Refuses the combinations of options that clap cannot see, as they
 /// depend on other options' values (see `Command::refuse_combinations`).
 pub(super) fn refuse_combinations(args: &ScanArgs) -> Result<()> {
+    args.inputs.refuse_combinations(&args.paths)?;
     if args.stats && (args.unique || args.invalid) && args.format == Format::Csv {
         // Two tables of different columns would share one CSV stream.
         bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
@@ -48,8 +49,11 @@ pub(super) fn refuse_combinations(args: &ScanArgs) -> Result<()> {
 }
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
-    // Before --files-from, which may read stdin: a bad glob reads nothing.
+    // Before --files-from, which may read stdin: a bad glob, NID or
+    // kernel reads nothing.
     let globs = args.inputs.globs()?;
+    let nids = nid_filter(&args.nids, args.rfc2141)?;
+    let finder = args.search.finder()?;
     let paths = args.inputs.paths(&args.paths)?;
     if paths.stdin_only() && io::stdin().is_terminal() {
         eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
@@ -59,7 +63,6 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let started = Instant::now();
     let inputs = paths.expand(&walk);
     let progress = Progress::for_run(args.progress.flag(), || progress::total_size(&inputs));
-    let nids = nid_filter(&args.nids, args.rfc2141)?;
     let per_input = match (args.count, args.files_with_urns, args.quiet) {
         (true, _, _) => PerInput::Count,
         (false, true, _) => PerInput::Path,
@@ -86,7 +89,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         encoding: args.inputs.encoding(),
         binary: args.inputs.binary_policy(),
         nids,
-        finder: args.search.finder()?,
+        finder,
         // -l, -q and -m stop reading an input once they have what they need.
         early_stop: matches!(per_input, PerInput::Path | PerInput::Found) || args.max_count.is_some(),
         ..JobOptions::default()
