@@ -67,7 +67,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
         let mut text = Vec::new();
         for urn in &args.urns {
             text.clear();
-            let _verdict = judge.write(&os_bytes(urn), &mut text)?;
+            judge.write(&os_bytes(urn), &mut text, &mut Tally::default())?;
             out.write_all(&text).context("cannot write to standard output")?;
         }
     }
@@ -81,30 +81,37 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     if let Some(hint) = padding_hint(judge.padded.into_inner(), reads_stdin(args)) {
         eprintln!("{hint}");
     }
-    let (text, valid) = (judge.text_count.into_inner(), judge.valid_count.into_inner());
-    if let Some(hint) = text_hint(text, valid, reads_stdin(args)).filter(|_| !binary) {
+    let (text, blank) = (judge.text.into_inner(), judge.blank.into_inner());
+    let urns = judge.inputs.into_inner() - text - blank;
+    if let Some(hint) = text_hint(text, urns, reads_stdin(args)).filter(|_| !binary) {
         eprintln!("{hint}");
     }
     Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// The hint for stdin with more lines of text (no `urn:` at their start,
-/// even trimmed; blank lines aside) than valid URNs: a log or a document
-/// given to `check`, whose user most likely wants `scan`, as `dedup` says
-/// of the same. Arguments are judged as given, and a path among them has
-/// [`path_hint`].
-fn text_hint(text: u64, valid: u64, from_stdin: bool) -> Option<&'static str> {
-    (from_stdin && text > valid).then_some(
+/// The hint for stdin whose lines are mostly text (no `urn:` at their
+/// start, even trimmed; blank lines aside) rather than URNs, valid or
+/// not: a log or a document given to `check`, whose user most likely
+/// wants `scan`, as `dedup` says of the same. Arguments are judged as
+/// given, and a path among them has [`path_hint`].
+fn text_hint(text: u64, urns: u64, from_stdin: bool) -> Option<&'static str> {
+    (from_stdin && text > urns).then_some(
         "hint: most lines do not start with \"urn:\": `urnscan check` judges each line as one URN; to find \
          the URNs inside running text, use `urnscan scan`",
     )
 }
 
-/// Whether `input` is no attempt at a URN: not blank, and without `urn:`
-/// at its start even without the whitespace around it.
-fn is_text(input: &[u8]) -> bool {
-    let trimmed = trim_line(input);
-    !trimmed.is_empty() && !trimmed.get(..4).is_some_and(|start| start.eq_ignore_ascii_case(b"urn:"))
+impl Tally {
+    /// Counts an input that is `not-urn`: blank, text, or a URN with
+    /// whitespace around it (neither).
+    fn add_not_urn(&mut self, input: &[u8]) {
+        let trimmed = trim_line(input);
+        if trimmed.is_empty() {
+            self.blank += 1;
+        } else if !trimmed.get(..4).is_some_and(|start| start.eq_ignore_ascii_case(b"urn:")) {
+            self.text += 1;
+        }
+    }
 }
 
 /// The hint for a command-line argument that is no URN at all (not-urn)
@@ -243,7 +250,7 @@ fn judge_lines(mut input: impl Read, out: &mut dyn Write, judge: &Judge, block: 
             .write(&line_ranges(lines, PIECE_BYTES), out, |piece, text| {
                 let mut tally = Tally::default();
                 let judged = lines_of(&lines[piece.clone()])
-                    .try_for_each(|line| judge.write(strip_line_end(line), text).map(|v| tally.add(v)));
+                    .try_for_each(|line| judge.write(strip_line_end(line), text, &mut tally));
                 judge.add(&tally);
                 judged
             })
@@ -289,38 +296,21 @@ struct Judge {
     any_invalid: AtomicBool,
     /// Invalid inputs that are valid once trimmed ([`padding_hint`]).
     padded: AtomicU64,
-    /// Valid inputs, and inputs that are text ([`Verdict::Text`]), added
-    /// a piece of lines at a time ([`text_hint`]).
-    valid_count: AtomicU64,
-    text_count: AtomicU64,
+    /// The inputs' [`Tally`], added a piece of lines at a time.
+    inputs: AtomicU64,
+    text: AtomicU64,
+    blank: AtomicU64,
 }
 
-/// What an input was judged, as far as [`text_hint`] asks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Verdict {
-    Valid,
-    /// Text, not a URN: it does not start with `urn:`, even without the
-    /// whitespace around it, and is not blank.
-    Text,
-    Invalid,
-}
-
-/// A piece's verdicts, counted on its thread and added to the [`Judge`]'s
-/// once (an atomic add per line would have the threads contend for it).
+/// What a piece's inputs were, as far as [`text_hint`] asks: counted on
+/// its thread and added to the [`Judge`]'s once (an atomic add per line
+/// would have the threads contend for it).
 #[derive(Default)]
 struct Tally {
-    valid: u64,
+    inputs: u64,
+    /// Not blank, and no `urn:` at their start even trimmed.
     text: u64,
-}
-
-impl Tally {
-    fn add(&mut self, verdict: Verdict) {
-        match verdict {
-            Verdict::Valid => self.valid += 1,
-            Verdict::Text => self.text += 1,
-            Verdict::Invalid => {}
-        }
-    }
+    blank: u64,
 }
 
 impl Judge {
@@ -334,24 +324,25 @@ impl Judge {
             invalid: palette.paint(INVALID, "invalid").to_string(),
             any_invalid: AtomicBool::new(false),
             padded: AtomicU64::new(0),
-            valid_count: AtomicU64::new(0),
-            text_count: AtomicU64::new(0),
+            inputs: AtomicU64::new(0),
+            text: AtomicU64::new(0),
+            blank: AtomicU64::new(0),
         }
     }
 
     fn add(&self, tally: &Tally) {
-        self.valid_count.fetch_add(tally.valid, Ordering::Relaxed);
-        self.text_count.fetch_add(tally.text, Ordering::Relaxed);
+        self.inputs.fetch_add(tally.inputs, Ordering::Relaxed);
+        self.text.fetch_add(tally.text, Ordering::Relaxed);
+        self.blank.fetch_add(tally.blank, Ordering::Relaxed);
     }
 
-    /// Writes the verdict on `input`, and returns it.
-    fn write(&self, input: &[u8], out: &mut Vec<u8>) -> io::Result<Verdict> {
+    /// Writes the verdict on `input`, and counts it in `tally`.
+    fn write(&self, input: &[u8], out: &mut Vec<u8>, tally: &mut Tally) -> io::Result<()> {
         let result = parse(input, self.grammar);
-        let verdict = match &result {
-            Ok(_) => Verdict::Valid,
-            Err(e) if e.kind() == ErrorKind::NotUrn && is_text(input) => Verdict::Text,
-            Err(_) => Verdict::Invalid,
-        };
+        tally.inputs += 1;
+        if result.as_ref().is_err_and(|e| e.kind() == ErrorKind::NotUrn) {
+            tally.add_not_urn(input);
+        }
         // Read before it is written: once set, the flag's cache line stays
         // shared by the threads instead of being written by every invalid
         // line.
@@ -362,13 +353,12 @@ impl Judge {
             self.padded.fetch_add(1, Ordering::Relaxed);
         }
         if self.only_invalid && result.is_ok() {
-            return Ok(verdict);
+            return Ok(());
         }
         match self.format {
             CheckFormat::Text => write_text(out, input, &result, self),
             CheckFormat::Jsonl => write_jsonl(out, input, &result, self),
         }
-        .map(|()| verdict)
     }
 }
 
@@ -501,7 +491,7 @@ mod tests {
         let mut out = Vec::new();
         let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
         for line in input.split_inclusive(|&b| b == b'\n') {
-            let _verdict = judge.write(strip_line_end(line), &mut out).unwrap();
+            judge.write(strip_line_end(line), &mut out, &mut Tally::default()).unwrap();
         }
         out
     }
@@ -712,7 +702,7 @@ mod tests {
             for (format, want) in [(CheckFormat::Text, None), (CheckFormat::Jsonl, Some(&json))] {
                 let judge = Judge::new(grammar, format, Palette::new(false));
                 let mut out = Vec::new();
-                let _verdict = judge.write(input.as_bytes(), &mut out).unwrap();
+                judge.write(input.as_bytes(), &mut out, &mut Tally::default()).unwrap();
                 match want {
                     None => proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), text.clone()),
                     Some(json) => {

@@ -150,6 +150,16 @@ fn shortfalls(args: &GenArgs, summary: &gen::GenSummary) -> Vec<String> {
     said
 }
 
+/// `--distinct`: a count of keys, 1 or more (a dataset of valid lines
+/// has at least one).
+pub fn distinct_arg(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("a dataset has at least 1 distinct key".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e} (a count of keys, 1 or more)")),
+    }
+}
+
 /// `1GiB`, `64MiB`, `100MB`, `4k`, `1000`: binary units for `KiB`/`MiB`/`GiB`
 /// and for the bare letters `k`/`m`/`g` (as `dd` and most tools read them),
 /// decimal for `KB`/`MB`/`GB`. The value parser of every size option

@@ -213,9 +213,7 @@ pub struct GenArgs {
     /// Planted URNs per MiB of text.
     #[arg(long, default_value_t = 200, conflicts_with = "dataset")]
     density: u32,
-    /// Decoys (near-URNs that must not match) per MiB of text, in the slots the URNs leave.
-    ///
-    /// [default: 50]
+    /// Decoys (near-URNs that must not match) per MiB of text, in the slots the URNs leave (default: 50).
     #[arg(long, value_name = "DECOYS", conflicts_with = "dataset")]
     decoys: Option<u32>,
     /// Write a URN dataset (one per line) instead of running text.
@@ -224,11 +222,9 @@ pub struct GenArgs {
     /// With --dataset: its lines.
     #[arg(long, default_value_t = 1_000_000, requires = "dataset", conflicts_with_all = TEXT_ONLY)]
     lines: u64,
-    /// With --dataset: its distinct equivalence classes, at most its valid lines.
-    ///
-    /// [default: 300000]
+    /// With --dataset: its distinct equivalence classes (default: 300000), at most its valid lines.
     #[arg(long, requires = "dataset", conflicts_with_all = TEXT_ONLY,
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = gen::distinct_arg)]
     distinct: Option<u64>,
     /// With --dataset: invalid lines per thousand.
     #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY,
@@ -631,12 +627,12 @@ impl EncodingArg {
 pub enum EncodingArg {
     /// UTF-16 if the input starts with its byte-order mark, else the bytes as they are.
     Auto,
-    /// The bytes as they are, whatever they start with (a UTF-16 file is then binary).
+    /// The bytes as they are, whatever they start with (UTF-16 is then binary).
     None,
-    /// UTF-16 little-endian, for files without a mark (a mark, if present, still decides).
+    /// UTF-16 little-endian, for inputs without a mark (a mark, if present, still decides).
     #[value(name = "utf-16le", alias = "utf16le")]
     Utf16le,
-    /// UTF-16 big-endian, for files without a mark (a mark, if present, still decides).
+    /// UTF-16 big-endian, for inputs without a mark (a mark, if present, still decides).
     #[value(name = "utf-16be", alias = "utf16be")]
     Utf16be,
 }
@@ -800,8 +796,8 @@ pub struct CheckArgs {
     /// How the lines of stdin are taken as text. By default stdin that starts with a UTF-16
     /// byte-order mark (ff fe, fe ff: Windows exports) is transcoded to UTF-8; other input is read
     /// as its bytes: URNs are ASCII, the same bytes in UTF-8, Latin-1 and the like. A hint at the
-    /// end says when stdin looks like UTF-16 without a mark. Refused with URN arguments, which are
-    /// judged as given.
+    /// end says when stdin looks like UTF-16 without a mark. Any but auto is refused with URN
+    /// arguments, which are judged as given.
     #[arg(short = 'E', long, value_enum, value_name = "ENCODING", default_value_t = EncodingArg::Auto)]
     encoding: EncodingArg,
     /// Worker threads for lines on stdin (default: one per core, at most 8 per CPU). Output is the same for any value.
