@@ -195,42 +195,43 @@ impl UrnError {
         format!("{} at byte {}: {}", self.kind, self.offset, self.kind.describe(self.grammar))
     }
 
-    /// The message, then the input, one column per byte (printable ASCII as
-    /// it is, control bytes as `.`, each byte of 0x80 and above as U+FFFD,
-    /// so that the caret lines up), with a caret under the offending byte. Long inputs are cut to a
-    /// window around the offset so the caret stays on screen.
+    /// The message, then the input, with a caret under the offending
+    /// byte. The input is drawn as text: a UTF-8 character as itself (one
+    /// column: the error is at the first non-ASCII byte or before it, so
+    /// what stands left of the caret is ASCII), a control character as
+    /// `.` (no escape sequence reaches a terminal), each byte that is no
+    /// UTF-8 as U+FFFD. Long inputs are cut to a window of 60 bytes each
+    /// side of the offset so the caret stays on screen.
     pub fn render(&self, input: &[u8]) -> String {
         const WINDOW: usize = 60;
         let start = self.offset.saturating_sub(WINDOW);
         let end = (self.offset + WINDOW).min(input.len());
         let start = start.min(end);
         let mut line = String::new();
-        let mut caret_col = 0;
+        let mut columns = 0;
+        let mut caret_col = None;
         if start > 0 {
             line.push_str("...");
+            columns += 3;
         }
-        for (i, &b) in input[start..end].iter().enumerate() {
-            if start + i == self.offset {
-                caret_col = line.chars().count();
+        // What each piece of the window is drawn as, and its bytes.
+        let mut at = start;
+        for chunk in input[start..end].utf8_chunks() {
+            let valid = chunk.valid().chars().map(|c| (if c.is_control() { '.' } else { c }, c.len_utf8()));
+            let invalid = chunk.invalid().iter().map(|_| ('\u{FFFD}', 1));
+            for (drawn, len) in valid.chain(invalid) {
+                if caret_col.is_none() && at + len > self.offset {
+                    caret_col = Some(columns);
+                }
+                line.push(drawn);
+                (at, columns) = (at + len, columns + 1);
             }
-            line.push(printable(b));
         }
-        if self.offset >= end {
-            caret_col = line.chars().count();
-        }
+        let caret_col = caret_col.unwrap_or(columns);
         if end < input.len() {
             line.push_str("...");
         }
         format!("{}\n  {}\n  {}^", self.message(), line, " ".repeat(caret_col))
-    }
-}
-
-/// One column per byte, so the caret lines up whatever the input holds.
-fn printable(b: u8) -> char {
-    match b {
-        0x20..=0x7e => b as char,
-        0x80..=0xff => '\u{FFFD}',
-        _ => '.',
     }
 }
 
@@ -275,9 +276,31 @@ mod tests {
     fn caret_past_end_and_on_non_ascii() {
         let e = UrnError::new(ErrorKind::MissingNssColon, 8, Grammar::Rfc8141);
         assert!(e.render(b"urn:isbn").ends_with("\n  urn:isbn\n          ^"));
+        // é is two bytes and one column; the caret is under it.
         let e = UrnError::new(ErrorKind::NonAscii, 7, Grammar::Rfc8141);
-        let r = e.render("urn:ab:é".as_bytes());
-        assert!(r.ends_with("  urn:ab:\u{FFFD}\u{FFFD}\n         ^"), "{r}");
+        let r = e.render("urn:ab:éa".as_bytes());
+        assert!(r.ends_with("  urn:ab:éa\n         ^"), "{r}");
+        // A byte that is no UTF-8 is U+FFFD; a C0 or C1 control (U+0085),
+        // `.`; the caret under the byte at the offset.
+        let e = UrnError::new(ErrorKind::NonAscii, 10, Grammar::Rfc8141);
+        let r = e.render(b"urn:ab:\x01\xc2\x85\xffz");
+        assert!(r.ends_with("  urn:ab:..\u{FFFD}z\n           ^"), "{r}");
+        // A window (60 bytes each side) that cuts a character in two shows
+        // the bytes it keeps as U+FFFD. Bytes: urn:ab: 0-6, x 7-38, é 39-40,
+        // y 41-100, é 101-102, z 103-111.
+        let input = [&b"urn:ab:"[..], &b"x".repeat(32), "é".as_bytes(), &b"y".repeat(60), "é".as_bytes(), b"zzzzzzzzz"]
+            .concat();
+        let drawn = |offset| {
+            let r = UrnError::new(ErrorKind::NssBadChar, offset, Grammar::Rfc8141).render(&input);
+            r.lines().skip(1).map(str::to_owned).collect::<Vec<_>>()
+        };
+        let (x, y) = ("x".repeat(32), "y".repeat(60));
+        // Bytes 0-101: the second é cut; the caret under byte 42, a y.
+        let caret = format!("  {}^", " ".repeat(7 + 32 + 1 + 1));
+        assert_eq!(drawn(42), [format!("  urn:ab:{x}é{y}\u{FFFD}..."), caret]);
+        // Bytes 40-111: the first é cut; the caret under byte 100, the last y.
+        let caret = format!("  {}^", " ".repeat(3 + 1 + 59));
+        assert_eq!(drawn(100), [format!("  ...\u{FFFD}{y}ézzzzzzzzz"), caret]);
     }
 
     #[test]
