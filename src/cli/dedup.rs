@@ -188,8 +188,8 @@ struct Summary {
     filtered: bool,
 }
 
-/// Binary inputs seen, and what is done with them; and inputs read as
-/// their bytes although compressed (no `-z`) or UTF-16 without a mark.
+/// Binary inputs seen, and what is done with them; inputs read as their
+/// bytes although UTF-16 without a mark; archives not decompressed.
 #[derive(Default)]
 struct BinaryCounts {
     policy: BinaryPolicy,
@@ -198,15 +198,27 @@ struct BinaryCounts {
     decompress: bool,
     encoding: Encoding,
     misreads: super::Misreads,
+    /// Inputs skipped as archives without `-z` ([`BinaryCounts::archive`]).
+    compressed: u64,
 }
 
 impl BinaryCounts {
+    /// The error for an input that starts with a gzip or zstd header
+    /// (`head`, its first bytes) when `-z` is not given. Its lines would be
+    /// compressed bytes, none of them a URN, and a reject for each would
+    /// bury the one thing to say (where `scan` reads such bytes for the
+    /// URNs a compressor leaves as they are): it is skipped, as an input
+    /// that cannot be read.
+    fn archive(&mut self, head: &[u8]) -> Option<io::Error> {
+        let codec = decompress::Codec::sniff(head).filter(|_| !self.decompress)?;
+        self.compressed += 1;
+        let why = format!("starts with a {} header and -z was not given: add -z to decompress it", codec.name());
+        Some(io::Error::new(io::ErrorKind::InvalidData, why))
+    }
+
     /// Counts input `name`, whose first bytes (decoded ones with `-z`)
     /// are `head`; true if it is to be skipped.
     fn skips(&mut self, name: &str, head: &[u8]) -> bool {
-        if !self.decompress && decompress::Codec::sniff(head).is_some() {
-            self.misreads.add(name, Misread::Compressed);
-        }
         if !source::is_binary(head) {
             return false;
         }
@@ -245,6 +257,11 @@ fn feed(
     let name = &input.display();
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
     let decoded = opened.is_decoded();
+    if let Contents::Whole(whole) = &opened.contents {
+        if let Some(error) = binary.archive(whole.as_bytes()) {
+            return Ok(Err((error, false)));
+        }
+    }
     let reader = match opened.contents {
         Contents::Whole(whole) if binary.skips(name, whole.as_bytes()) => {
             if let Some(counter) = &progress {
@@ -264,6 +281,9 @@ fn feed(
         Contents::Pipe(pipe) => pipe.into_reader(),
     };
     let peeked = source::peek(reader, source::BINARY_PROBE);
+    if let Some(error) = binary.archive(&peeked.head) {
+        return Ok(Err((error, false)));
+    }
     if binary.skips(name, &peeked.head) {
         return Ok(Ok(()));
     }
@@ -654,7 +674,7 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
         counts.empty,
         finished.distinct,
         binary.seen,
-        binary.misreads.compressed(),
+        binary.compressed,
     )?;
     kinds_and_nids_json(out, &counts.invalid, nids)?;
     out.write_all(b"}\n")

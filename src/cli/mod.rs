@@ -458,8 +458,8 @@ pub struct InputArgs {
     iglobs: Vec<String>,
     /// Decompress gzip and zstd inputs (files, files in directories, stdin), recognised by their first
     /// bytes (1f 8b, 28 b5 2f fd), not their names; offsets and line numbers are those of the
-    /// decompressed data. Without it, such inputs are read as they are, and a hint at the end
-    /// says how many and names the first three.
+    /// decompressed data. Without it, scan reads such inputs as they are, and a hint at the end
+    /// says how many and names the first three; dedup skips each with an error (status 2).
     #[arg(short = 'z', long)]
     decompress: bool,
     /// Binary files (a NUL byte in their first 8 KiB, as grep decides): scan them too, or skip them.
@@ -931,11 +931,6 @@ impl Misreads {
         if named.names.len() < MISREAD_NAMED {
             named.names.push(name.to_owned());
         }
-    }
-
-    /// Inputs that start with a gzip or zstd header and were not decompressed.
-    pub fn compressed(&self) -> u64 {
-        self.compressed.count
     }
 
     /// One line for each kind of input counted. (Under `--binary skip`,
