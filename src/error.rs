@@ -197,11 +197,14 @@ impl UrnError {
 
     /// The message, then the input, with a caret under the offending
     /// byte. The input is drawn as text: a UTF-8 character as itself (one
-    /// column: the error is at the first non-ASCII byte or before it, so
-    /// what stands left of the caret is ASCII), a control character as
-    /// `.` (no escape sequence reaches a terminal), each byte that is no
-    /// UTF-8 as U+FFFD. Long inputs are cut to a window of 60 bytes each
-    /// side of the offset so the caret stays on screen.
+    /// column: when `input` is the one the error came from, the error is
+    /// at its first non-ASCII byte or before it, so what stands left of
+    /// the caret is ASCII), a control or invisible character (C0, DEL, C1,
+    /// bidi overrides, zero-width and combining characters: those
+    /// `char::escape_debug` escapes) as `.`, so that no escape sequence
+    /// reaches a terminal and nothing reorders the line, and each byte
+    /// that is no UTF-8 as U+FFFD. Long inputs are cut to a window of 60
+    /// bytes each side of the offset so the caret stays on screen.
     pub fn render(&self, input: &[u8]) -> String {
         const WINDOW: usize = 60;
         let start = self.offset.saturating_sub(WINDOW);
@@ -217,7 +220,7 @@ impl UrnError {
         // What each piece of the window is drawn as, and its bytes.
         let mut at = start;
         for chunk in input[start..end].utf8_chunks() {
-            let valid = chunk.valid().chars().map(|c| (if c.is_control() { '.' } else { c }, c.len_utf8()));
+            let valid = chunk.valid().chars().map(|c| (if is_drawn(c) { c } else { '.' }, c.len_utf8()));
             let invalid = chunk.invalid().iter().map(|_| ('\u{FFFD}', 1));
             for (drawn, len) in valid.chain(invalid) {
                 if caret_col.is_none() && at + len > self.offset {
@@ -232,6 +235,16 @@ impl UrnError {
             line.push_str("...");
         }
         format!("{}\n  {}\n  {}^", self.message(), line, " ".repeat(caret_col))
+    }
+}
+
+/// Whether `c` is drawn as itself: printable ASCII, or a character that
+/// `escape_debug` leaves as it is (visible, not combining).
+fn is_drawn(c: char) -> bool {
+    if c.is_ascii() {
+        !c.is_ascii_control()
+    } else {
+        c.escape_debug().len() == 1
     }
 }
 
@@ -285,6 +298,11 @@ mod tests {
         let e = UrnError::new(ErrorKind::NonAscii, 10, Grammar::Rfc8141);
         let r = e.render(b"urn:ab:\x01\xc2\x85\xffz");
         assert!(r.ends_with("  urn:ab:..\u{FFFD}z\n           ^"), "{r}");
+        // A right-to-left override, a zero-width space, a combining acute
+        // and a byte-order mark are drawn as `.`; CJK as itself.
+        let e = UrnError::new(ErrorKind::NonAscii, 7, Grammar::Rfc8141);
+        let r = e.render("urn:ab:\u{202E}\u{200B}\u{301}\u{FEFF}日".as_bytes());
+        assert!(r.ends_with("  urn:ab:....日\n         ^"), "{r}");
         // A window (60 bytes each side) that cuts a character in two shows
         // the bytes it keeps as U+FFFD. Bytes: urn:ab: 0-6, x 7-38, é 39-40,
         // y 41-100, é 101-102, z 103-111.

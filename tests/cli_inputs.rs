@@ -443,6 +443,10 @@ fn archives_read_as_they_are_get_a_hint_to_use_z() {
     let stats: serde_json::Value = serde_json::from_str(&o.out).unwrap();
     assert_eq!((o.code, &stats["compressed_files"], &stats["unreadable_files"]), (Some(2), &1.into(), &1.into()));
     assert_eq!(urnscan(&["dedup", "-z", &gz, &zst]).code, Some(0));
+    // Under --binary skip an archive (its header holds a NUL) is skipped
+    // as binary files are, with the hint, as scan does.
+    let o = urnscan(&["dedup", "--binary", "skip", &gz]);
+    assert_eq!((o.code, o.err.ends_with(&one(&gz))), (Some(0), true), "{}", o.err);
     // Of a directory, the first three in walking order, and how many more.
     let archives = dir.path().join("archives");
     fs::create_dir(&archives).unwrap();

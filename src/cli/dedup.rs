@@ -203,15 +203,20 @@ struct BinaryCounts {
 }
 
 impl BinaryCounts {
-    /// The error for an input that starts with a gzip or zstd header
-    /// (`head`, its first bytes) when `-z` is not given. Its lines would be
-    /// compressed bytes, none of them a URN, and a reject for each would
-    /// bury the one thing to say (where `scan` reads such bytes for the
-    /// URNs a compressor leaves as they are): it is skipped, as an input
-    /// that cannot be read.
-    fn archive(&mut self, head: &[u8]) -> Option<io::Error> {
+    /// The error for input `name` when it starts with a gzip or zstd
+    /// header (`head`, its first bytes) and `-z` is not given. Its lines
+    /// would be compressed bytes, none of them a URN, and a reject for each
+    /// would bury the one thing to say (where `scan` reads such bytes for
+    /// the URNs a compressor leaves as they are): it is skipped, as an
+    /// input that cannot be read. Under `--binary skip` a binary archive is
+    /// skipped as binary files are, with the hint at the end, as before.
+    fn archive(&mut self, name: &str, head: &[u8]) -> Option<io::Error> {
         let codec = decompress::Codec::sniff(head).filter(|_| !self.decompress)?;
         self.compressed += 1;
+        if self.policy == BinaryPolicy::Skip && source::is_binary(head) {
+            self.misreads.add(name, Misread::Compressed);
+            return None;
+        }
         let why = format!("starts with a {} header and -z was not given: add -z to decompress it", codec.name());
         Some(io::Error::new(io::ErrorKind::InvalidData, why))
     }
@@ -258,7 +263,10 @@ fn feed(
     let mut sink = |r: &Reject<'_>| reporter.reject(r);
     let decoded = opened.is_decoded();
     if let Contents::Whole(whole) = &opened.contents {
-        if let Some(error) = binary.archive(whole.as_bytes()) {
+        if let Some(error) = binary.archive(name, whole.as_bytes()) {
+            if let Some(counter) = &progress {
+                counter.fetch_add(whole.as_bytes().len() as u64, Ordering::Relaxed);
+            }
             return Ok(Err((error, false)));
         }
     }
@@ -281,7 +289,7 @@ fn feed(
         Contents::Pipe(pipe) => pipe.into_reader(),
     };
     let peeked = source::peek(reader, source::BINARY_PROBE);
-    if let Some(error) = binary.archive(&peeked.head) {
+    if let Some(error) = binary.archive(name, &peeked.head) {
         return Ok(Err((error, false)));
     }
     if binary.skips(name, &peeked.head) {
@@ -645,7 +653,8 @@ fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) ->
     if *input_errors > 0 {
         writeln!(out, "{:<12} {}", "unreadable", thousands(*input_errors))?;
     }
-    // Compressed or UTF-16 bytes read as text are rejected lines too: those
+    // UTF-16 bytes read as text are rejected lines too, and archives
+    // skipped as binary (`--binary skip`) were not decompressed: those
     // hints first.
     let hints = binary.misreads.hints();
     for hint in &hints {

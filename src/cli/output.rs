@@ -354,8 +354,10 @@ pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
 }
 
 /// A rejected candidate or invalid input as text output prints it (JSON
-/// and CSV carry its bytes): invalid UTF-8 as U+FFFD and control
-/// characters as spaces, so that a record stays on one line. Most are
+/// and CSV carry its bytes): invalid UTF-8 as U+FFFD and control and
+/// invisible characters (those `char::escape_debug` escapes: C0, DEL, C1,
+/// bidi overrides, zero-width and combining characters) as spaces, so
+/// that a record stays on one line and nothing reorders it. Most are
 /// printable text and shown as they are, without a copy. Measured
 /// (2026-11-28, 2-core KVM guest, `benches/ab.sh`, 7 rounds, medians):
 /// `scan --invalid` of 60 MB where every other candidate is rejected 829
@@ -363,11 +365,21 @@ pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
 /// the text line, as before), 256 MiB of dense text 112 → 85.
 pub fn shown(candidate: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(candidate) {
-        Ok(text) if !text.chars().any(char::is_control) => Cow::Borrowed(text),
+        Ok(text) if text.chars().all(is_shown) => Cow::Borrowed(text),
         _ => {
             let text = String::from_utf8_lossy(candidate);
-            Cow::Owned(text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect())
+            Cow::Owned(text.chars().map(|c| if is_shown(c) { c } else { ' ' }).collect())
         }
+    }
+}
+
+/// Whether `c` is shown as itself ([`shown`]): printable ASCII, or a
+/// character that `escape_debug` leaves as it is. U+FFFD is one of them.
+fn is_shown(c: char) -> bool {
+    if c.is_ascii() {
+        !c.is_ascii_control()
+    } else {
+        c.escape_debug().len() == 1
     }
 }
 
@@ -385,6 +397,8 @@ mod tests {
         // Controls, C0, DEL and C1 (U+0085, NEL), become spaces; a byte that
         // is no UTF-8 becomes U+FFFD.
         assert_eq!(shown(b"urn:a:\x01b\xc2\x85c\xff\x7f\n"), "urn:a: b c\u{fffd}  ");
+        // Bidi overrides, zero-width and combining characters too; CJK is text.
+        assert_eq!(shown("urn:a:\u{202E}b\u{200B}\u{301}日".as_bytes()), "urn:a: b  日");
     }
 
     #[test]
