@@ -238,9 +238,13 @@ impl UrnError {
     }
 }
 
-/// Whether `c` is drawn as itself: printable ASCII, or a character that
-/// `escape_debug` leaves as it is (visible, not combining).
-fn is_drawn(c: char) -> bool {
+/// Whether `c` is drawn as itself where an input is shown to a user
+/// ([`UrnError::render`]; the command line's text output too): printable
+/// ASCII, or a character that `escape_debug` leaves as it is (visible,
+/// not combining). Controls, bidi overrides, zero-width and combining
+/// characters are not: they would reach a terminal as escape sequences,
+/// reorder the line or join the character before them.
+pub fn is_drawn(c: char) -> bool {
     if c.is_ascii() {
         !c.is_ascii_control()
     } else {

@@ -107,9 +107,9 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
 /// distinct keys than the dataset has valid lines, or more URNs or decoys
 /// than the text has slots for (a line has a few; URNs take them first).
 /// A default of `--distinct` or `--decoys` that does not fit is no
-/// shortfall. The generator
-/// gives what fits rather than failing: the summary line shows the
-/// counts, and these lines say why they fall short.
+/// shortfall. The generator gives what fits rather than failing: the
+/// summary line shows the counts, and these lines say why they fall
+/// short.
 fn shortfalls(args: &GenArgs, summary: &gen::GenSummary) -> Vec<String> {
     if args.dataset {
         return match args.distinct {

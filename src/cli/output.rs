@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
 use urnscan::dedup::Entry;
+use urnscan::error::is_drawn;
 use urnscan::stats::{NidRow, NidStats};
 use urnscan::{ErrorKind, NidClass};
 
@@ -355,7 +356,7 @@ pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
 
 /// A rejected candidate or invalid input as text output prints it (JSON
 /// and CSV carry its bytes): invalid UTF-8 as U+FFFD and control and
-/// invisible characters (those `char::escape_debug` escapes: C0, DEL, C1,
+/// invisible characters (those `urnscan::error::is_drawn` refuses: C0, DEL, C1,
 /// bidi overrides, zero-width and combining characters) as spaces, so
 /// that a record stays on one line and nothing reorders it. Most are
 /// printable text and shown as they are, without a copy. Measured
@@ -365,21 +366,11 @@ pub fn pad(out: &mut impl Write, mut n: usize) -> io::Result<()> {
 /// the text line, as before), 256 MiB of dense text 112 → 85.
 pub fn shown(candidate: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(candidate) {
-        Ok(text) if text.chars().all(is_shown) => Cow::Borrowed(text),
+        Ok(text) if text.chars().all(is_drawn) => Cow::Borrowed(text),
         _ => {
             let text = String::from_utf8_lossy(candidate);
-            Cow::Owned(text.chars().map(|c| if is_shown(c) { c } else { ' ' }).collect())
+            Cow::Owned(text.chars().map(|c| if is_drawn(c) { c } else { ' ' }).collect())
         }
-    }
-}
-
-/// Whether `c` is shown as itself ([`shown`]): printable ASCII, or a
-/// character that `escape_debug` leaves as it is. U+FFFD is one of them.
-fn is_shown(c: char) -> bool {
-    if c.is_ascii() {
-        !c.is_ascii_control()
-    } else {
-        c.escape_debug().len() == 1
     }
 }
 
