@@ -669,8 +669,12 @@ fn text_instead_of_a_dataset_gets_a_hint() {
     let o = dedup(&[], b"urn:ab:1\nfoo\nurn:ab:2\nbar\n");
     assert_eq!((summary(&o)["not-urn"], summary(&o)["valid"]), (2, 2));
     assert!(!stderr(&o).contains(hint), "{}", stderr(&o));
-    // Other rejects do not count: these lines are URNs, if broken ones.
+    // Broken URNs are URNs: three of them beside a line of text, or the
+    // shipped table of invalid URNs (8 lines without `urn:` at their
+    // start, its header among them, and 67 with it), get no hint.
     assert!(!stderr(&dedup(&[], b"urn:a:1\nurn:b:2\nurn:ab:3\n")).contains(hint));
+    assert!(!stderr(&dedup(&[], b"urn:a:1\nurn:b:2\nurn:c:3\nsome text\n")).contains(hint));
+    assert!(!stderr(&dedup(&["datasets/urns/invalid.tsv"], b"")).contains(hint));
     let o = dedup(&["-q", "datasets/corpus/app.log"], b"");
     assert_eq!(stderr(&o), "", "--quiet");
 }

@@ -693,10 +693,14 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
 const TEXT_HINT: &str = "hint: most lines do not start with \"urn:\": `urnscan dedup` reads one URN per \
                          line; to find the URNs inside running text, use `urnscan scan --unique`";
 
-/// Whether more lines fail to start with `urn:` than hold a valid URN:
-/// text given to `dedup` (a log, a document) rather than a dataset, whose
-/// user most likely wants `scan --unique` and was just shown a reject per
-/// line of it.
+/// Whether more lines fail to start with `urn:` (`not-urn`) than start
+/// with it, valid or not (every other non-empty line): text given to
+/// `dedup` (a log, a document) rather than a dataset, whose user most
+/// likely wants `scan --unique` and was just shown a reject per line of
+/// it. (As `check` decides its hint; comparing with the valid lines only
+/// said "most lines do not start with urn:" of a list of broken URNs with
+/// one line of text.)
 fn reads_like_text(counts: &LineCounts) -> bool {
-    counts.invalid.get(&ErrorKind::NotUrn).is_some_and(|&n| n > counts.valid)
+    let not_urn = counts.invalid.get(&ErrorKind::NotUrn).copied().unwrap_or(0);
+    not_urn > counts.lines - counts.empty - not_urn
 }

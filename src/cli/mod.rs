@@ -214,7 +214,7 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 200, conflicts_with = "dataset")]
     density: u32,
     /// Decoys (near-URNs that must not match) per MiB of text, in the slots the URNs leave (default: 50).
-    #[arg(long, value_name = "DECOYS", conflicts_with = "dataset")]
+    #[arg(long, conflicts_with = "dataset")]
     decoys: Option<u32>,
     /// Write a URN dataset (one per line) instead of running text.
     #[arg(long)]
