@@ -74,7 +74,8 @@ pub enum MmapPolicy {
 /// How directories are walked.
 #[derive(Clone, Debug, Default)]
 pub struct WalkOptions {
-    /// Honour .gitignore/.ignore files and skip hidden entries.
+    /// Honour .gitignore files (in a git repository or not), .ignore files
+    /// and git's global excludes, and skip hidden entries.
     pub respect_ignore: bool,
     /// Follow symbolic links (loops are reported, not followed forever).
     pub follow_links: bool,
@@ -327,6 +328,9 @@ pub fn expand(paths: &[PathBuf], walk: &WalkOptions) -> Vec<Result<Input, InputE
 fn walk_dir(dir: &Path, opts: &WalkOptions, out: &mut Vec<Result<Input, InputError>>) {
     let mut builder = ignore::WalkBuilder::new(dir);
     builder.standard_filters(opts.respect_ignore).follow_links(opts.follow_links).sort_by_file_name(|a, b| a.cmp(b));
+    // A dump is rarely a git repository: its .gitignore is honoured all the
+    // same (the walker's default reads one only inside a repository).
+    builder.require_git(false);
     if let Some(globs) = &opts.globs.0 {
         builder.overrides(globs.clone());
     }

@@ -159,7 +159,7 @@ fn the_pages_of_a_mapped_input_are_reported() {
 }
 
 #[test]
-fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
+fn an_empty_missing_or_impossible_input_is_an_error_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.txt");
     fs::write(&empty, b"").unwrap();
@@ -170,6 +170,11 @@ fn an_empty_or_missing_file_is_an_error_with_exit_code_2() {
         assert!(err.contains(path) || err.contains("empty"), "{err}");
         assert!(out.stdout.is_empty());
     }
+    // A corpus larger than any address space is an error, not an abort of
+    // the allocator (status 134 and a backtrace).
+    let out = urnscan(&["bench", "--generate", "99999999GiB"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot allocate"), "{out:?}");
 }
 
 #[test]

@@ -422,7 +422,9 @@ fn urnscan_at(dir: &TempDir, args: &[&str], stdin: &[u8]) -> Output {
 /// A bad value is refused before any output file is created or any input
 /// read: the rejects file and gen's corpus and truth keep what they held
 /// (each was emptied once, the value being checked only after the file
-/// was created), and `--files-from -` leaves stdin unread.
+/// was created), and `--files-from -` leaves stdin unread. So is an output
+/// file that is also an input, or both of gen's files: creating it would
+/// have emptied the dataset before it was read.
 #[test]
 fn a_bad_value_leaves_the_output_files_alone() {
     let dir = TempDir::new("bad-value");
@@ -431,6 +433,9 @@ fn a_bad_value_leaves_the_output_files_alone() {
         &["dedup", "--rejects", &kept, "--nid", "a b", &input][..],
         &["gen", "-o", &kept, "--size", "5XB"],
         &["gen", "--dataset", "--distinct", "0", "-o", &kept, "--truth", &kept],
+        &["dedup", "--rejects", &kept, &kept],
+        &["dedup", "-q", "--rejects", "./kept.txt", &input, &kept],
+        &["gen", "--size", "4KiB", "-o", &kept, "--truth", "./kept.txt"],
     ];
     for args in runs {
         let o = urnscan_at(&dir, args, b"");
@@ -677,6 +682,49 @@ fn text_instead_of_a_dataset_gets_a_hint() {
     assert!(!stderr(&dedup(&["datasets/urns/invalid.tsv"], b"")).contains(hint));
     let o = dedup(&["-q", "datasets/corpus/app.log"], b"");
     assert_eq!(stderr(&o), "", "--quiet");
+}
+
+/// Text on stderr is hinted at under its first rejects, not only after
+/// them all: once 20 lines of an input fail to start with `urn:` and they
+/// are more than half its lines so far, the hint is said, and the input's
+/// further such lines are counted, not shown. Another input starts over;
+/// other kinds of reject are all shown; `--rejects FILE` keeps every line.
+#[test]
+fn text_is_hinted_at_early_and_its_further_lines_counted() {
+    let dir = TempDir::new("early-hint");
+    let text: String = (1..=100).map(|i| format!("log line {i}\n")).collect();
+    let log = dir.file("app.log", text.as_bytes());
+    // A dataset whose every third line is text (and one URN invalid).
+    let mut mixed = String::new();
+    for i in 1..=30 {
+        let second = if i == 1 { "urn:a:bad" } else { "urn:ab:x" };
+        mixed.push_str(&format!("note {i}\nurn:ab:good\n{second}\n"));
+    }
+    let other = dir.file("mixed.txt", mixed.as_bytes());
+    let o = dedup(&[&log, &other], b"");
+    let err = stderr(&o);
+    let shown: Vec<(String, u64, String)> = reject_messages(&o);
+    let of_log: Vec<u64> = shown.iter().filter(|(f, _, _)| *f == log).map(|(_, l, _)| *l).collect();
+    assert_eq!(of_log, (1..=20).collect::<Vec<u64>>(), "{err}");
+    let hint = format!("hint: most lines of {log} so far do not start with \"urn:\"");
+    let after = err.split_once(&format!("{log}:20: ")).unwrap().1.lines().nth(1).unwrap();
+    assert!(after.starts_with(&hint), "{err}");
+    assert!(err.contains(&format!("{log}: 80 more lines not starting with \"urn:\" not shown\n")), "{err}");
+    // Its 20th line of text is its 58th line: never more than half, all
+    // 30 shown, and the invalid URN.
+    let of_other = shown.iter().filter(|(f, _, _)| *f == other).count();
+    assert_eq!(of_other, 31, "{err}");
+    assert_eq!(err.matches("so far do not start").count(), 1, "{err}");
+    assert_eq!(summary(&o)["not-urn"], 130);
+    // The rejects file is not watched: every line.
+    let rejects = dir.path("rejects.tsv");
+    let o = dedup(&["--rejects", &rejects, &log], b"");
+    assert_eq!(fs::read_to_string(&rejects).unwrap().lines().count(), 100);
+    assert!(!stderr(&o).contains("so far"), "{}", stderr(&o));
+    // Standard input is named as such.
+    let o = dedup(&[], text.as_bytes());
+    assert!(stderr(&o).contains("hint: most lines of standard input so far"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-: 80 more lines"), "{}", stderr(&o));
 }
 
 #[test]

@@ -711,6 +711,31 @@ fn urnscan_at(cwd: &Path, args: &[&str]) -> Run {
     Run { code: o.status.code(), out: text(&o.stdout), err: text(&o.stderr) }
 }
 
+/// `--respect-ignore` honours `.gitignore` in a directory that is no git
+/// repository (a dump rarely is; the walker's default reads one only in a
+/// repository), `.ignore` too, and skips hidden files; without it every
+/// file is read.
+#[test]
+fn respect_ignore_honours_ignore_files_outside_a_repository() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path().join("d");
+    fs::create_dir_all(d.join("skip")).unwrap();
+    for (name, text) in [
+        ("a.txt", "urn:ab:a\n"),
+        ("b.log", "urn:ab:b\n"),
+        ("skip/c.txt", "urn:ab:c\n"),
+        (".hidden", "urn:ab:h\n"),
+        (".gitignore", "*.log\n"),
+        (".ignore", "skip/\n"),
+    ] {
+        fs::write(d.join(name), text).unwrap();
+    }
+    let run = urnscan_at(root.path(), &["scan", "-HN", "--respect-ignore", "d"]);
+    assert_eq!((run.code, run.out.as_str(), run.err.as_str()), (Some(0), "d/a.txt:urn:ab:a\n", ""));
+    let run = urnscan_at(root.path(), &["scan", "-HN", "d"]);
+    assert_eq!(run.out, "d/.hidden:urn:ab:h\nd/a.txt:urn:ab:a\nd/b.log:urn:ab:b\nd/skip/c.txt:urn:ab:c\n");
+}
+
 #[test]
 fn globs_choose_the_files_of_walked_directories() {
     // One URN per file, named after it, so the listing says which files

@@ -503,7 +503,7 @@ fn unreadable_file_is_reported_and_the_rest_scanned() {
 }
 
 /// Totals short of what was asked for say why: an input that could not be
-/// read is counted (as `dedup --stats` counts it), beside its message.
+/// read is counted, once (as `dedup --stats` counts it), beside its message.
 #[test]
 fn unreadable_inputs_are_counted_in_the_stats() {
     let dir = tempfile::tempdir().unwrap();
@@ -515,6 +515,8 @@ fn unreadable_inputs_are_counted_in_the_stats() {
     assert_eq!((s["files"].as_u64(), s["unreadable_files"].as_u64(), s["valid"].as_u64()), (Some(1), Some(1), Some(1)));
     let o = run(&["scan", "--stats", arg(&missing), arg(&ok)]);
     assert!(stdout(&o).lines().any(|l| l.split_whitespace().eq(["unreadable", "1"])), "{}", stdout(&o));
+    // Once: an `errors` row below the kinds said it again.
+    assert!(!stdout(&o).lines().any(|l| l.starts_with("errors")), "{}", stdout(&o));
     let o = run(&["scan", "--stats", arg(&ok)]);
     assert!(!stdout(&o).contains("unreadable"), "shown only when there are some: {}", stdout(&o));
     assert_eq!(stats(&run(&["scan", "--stats", "--format", "json", arg(&ok)]))["unreadable_files"], 0);
@@ -806,19 +808,89 @@ fn check_on_stdin_takes_binary_gigantic_lines_and_a_closed_pipe() {
     }
     let dir = tempfile::tempdir().unwrap();
     let many = write(dir.path(), "many.txt", &b"urn:ab:c\n".repeat(1_000_000));
+    let (first, o) = first_line_then_close(&["check"], &many);
+    assert!(first.starts_with("urn:ab:c\tvalid"), "{first}");
+    assert_eq!(o.status.code(), Some(0), "{:?} {}", o.status, stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}
+
+/// Runs urnscan on `stdin`, reads the first line of its stdout, and closes
+/// the pipe (`| head -1`): that line and how the run ended.
+fn first_line_then_close(args: &[&str], stdin: &Path) -> (String, Output) {
     let mut child = urnscan()
-        .arg("check")
-        .stdin(File::open(&many).unwrap())
+        .args(args)
+        .stdin(File::open(stdin).unwrap())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut first = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    assert!(first.starts_with("urn:ab:c\tvalid"), "{first}"); // reader (and pipe) dropped here
+    // The reader, and the pipe, are dropped here.
+    (first, wait_output(child))
+}
+
+/// A closed pipe ends `check` quietly, and its status still says whether an
+/// input judged was invalid (a `pipefail` script must not read `check ... |
+/// head` as "every input is valid" after it printed an invalid one).
+#[test]
+fn a_closed_pipe_keeps_checks_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = b"not a urn\n".to_vec();
+    lines.extend(b"urn:ab:c\n".repeat(1_000_000));
+    let many = write(dir.path(), "many.txt", &lines);
+    for args in [&["check"][..], &["check", "--invalid"], &["check", "--format", "jsonl", "-j", "2"]] {
+        let (first, o) = first_line_then_close(args, &many);
+        assert!(first.contains("not a urn"), "{args:?}: {first}");
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {:?} {}", o.status, stderr(&o));
+        assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// Stderr that cannot be written (`2>/dev/full`; `2>&1 >out | head`
+/// closes it) loses neither the output nor the status: no panic (status
+/// 101), no run cut short. `dedup` once stopped at its first reject,
+/// wrote no class and exited 0; `check`, `gen` and `bench` panicked on
+/// their hints and summaries.
+#[test]
+fn stderr_that_cannot_be_written_loses_nothing() {
+    let Ok(full) = OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let list: String =
+        (0..30_000).map(|i| if i % 3 == 0 { format!("junk {i}\n") } else { format!("urn:ab:{i}\n") }).collect();
+    let list = write(dir.path(), "list.txt", list.as_bytes());
+    let small = write(dir.path(), "small.txt", &b"urn:ab:c ".repeat(1000));
+    let corpus = dir.path().join("corpus.txt");
+    let cases: [(&[&str], i32, usize); 6] = [
+        (&["dedup", arg(&list)], 0, 20_000),
+        (&["dedup", "--strict", "--stats", arg(&list)], 1, 2),
+        (&["scan", "-c", arg(&small), "/nonexistent/x"], 2, 1),
+        (&["check", "urn:ab:c "], 1, 1),
+        (&["gen", "--size", "4KiB", "-o", arg(&corpus)], 0, 0),
+        (&["bench", "--runs", "1", arg(&small)], 0, 14),
+    ];
+    for (args, status, lines) in cases {
+        let o =
+            wait_output(urnscan().args(args).stdout(Stdio::piped()).stderr(full.try_clone().unwrap()).spawn().unwrap());
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {:?}", o.status);
+        assert!(stdout(&o).lines().count() >= lines, "{args:?}: {}", stdout(&o));
+    }
+    // The same through a pipe whose reader goes away after one line.
+    let mut child = urnscan()
+        .args(["dedup", "--strict", arg(&list)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("not-urn"), "{first}");
     let o = wait_output(child);
-    assert_eq!(o.status.code(), Some(0), "{:?} {}", o.status, stderr(&o));
-    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
+    assert_eq!(stdout(&o).lines().count(), 20_000);
 }
 
 #[test]

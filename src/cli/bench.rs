@@ -82,7 +82,7 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
-use std::io;
+use std::io::{self, Write};
 use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
@@ -225,12 +225,23 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         let (time, n) = best_of(runs, || pool.install(|| sorted_entries(&scanner, hay, Sort::Count)));
         push("+ sort by count", ("unique", n), time);
     }
+    let out = &mut io::stdout().lock();
+    let report = Report {
+        name: &name,
+        bytes: hay.len(),
+        finder: best,
+        by_cpu: args.search.is_default(),
+        runs,
+        pages,
+        rows: &rows,
+    };
     match args.format {
-        BenchFormat::Text => print_table(&name, hay.len(), best, args.search.is_default(), runs, pages, &rows),
-        BenchFormat::Json => print_json(&name, hay.len(), best, runs, pages, &rows)?,
+        BenchFormat::Text => report.text(out).context("cannot write to standard output")?,
+        BenchFormat::Json => report.json(out)?,
     }
+    out.flush().context("cannot write to standard output")?;
     if let Some(note) = short_input_note(&rows) {
-        eprintln!("{note}");
+        super::say(format_args!("{note}"));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -258,10 +269,23 @@ fn short_input_note(rows: &[Row]) -> Option<String> {
 fn load(args: &BenchArgs) -> Result<(String, Whole)> {
     if let Some(size) = args.generate {
         let cfg = TextConfig { size, seed: args.seed, urns_per_mib: args.density, ..TextConfig::default() };
-        let mut bytes = Vec::with_capacity(size as usize);
+        let mut bytes = Vec::new();
+        // Asked for more memory than there is, the corpus is a clear
+        // error, not an abort from the allocator.
+        usize::try_from(size).ok().and_then(|n| bytes.try_reserve_exact(n).ok()).with_context(|| {
+            format!(
+                "cannot allocate {} bytes for the corpus: give a smaller --generate, or write one with \
+                 `urnscan gen --size SIZE -o FILE` and bench the file",
+                thousands(size)
+            )
+        })?;
         let started = Instant::now();
         generate_text(&cfg, &mut bytes, None).context("cannot generate the corpus")?;
-        eprintln!("urnscan bench: generated {} bytes in {:.2} s", thousands(size), started.elapsed().as_secs_f64());
+        super::say(format_args!(
+            "urnscan bench: generated {} bytes in {:.2} s",
+            thousands(size),
+            started.elapsed().as_secs_f64()
+        ));
         let name = format!("generated {size} bytes, {} URNs/MiB, seed {}", args.density, args.seed);
         return Ok((name, Whole::Owned(bytes)));
     }
@@ -320,22 +344,26 @@ fn floor_once(path: &Path, threads: usize, format: BenchFormat) -> Result<ExitCo
     if bytes == 0 {
         bail!("{} is empty: nothing to measure", path.display());
     }
-    match format {
-        BenchFormat::Text => println!(
+    let mut out = io::stdout().lock();
+    let written = match format {
+        BenchFormat::Text => writeln!(
+            out,
             "floor + map, once: {} bytes, {threads} thread{}, {:.1} ms, {:.2} GB/s",
             thousands(bytes as u64),
             if threads == 1 { "" } else { "s" },
             time.as_secs_f64() * 1e3,
             gbps(bytes, time)
         ),
-        BenchFormat::Json => println!(
+        BenchFormat::Json => writeln!(
+            out,
             "{}",
             serde_json::json!({
                 "input": path.display().to_string(), "bytes": bytes, "phase": "floor + map",
                 "once": true, "threads": threads, "seconds": time.as_secs_f64(), "gbps": gbps(bytes, time),
             })
         ),
-    }
+    };
+    written.and_then(|()| out.flush()).context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -537,45 +565,6 @@ fn urns_per_second(row: &Row) -> Option<f64> {
     row.urns.map(|n| n as f64 / row.time.as_secs_f64().max(1e-9))
 }
 
-/// `finder` is the search the scan rows use; `by_cpu`, whether it is the
-/// CPU-based default (or chosen with --kernel / --prefetch).
-fn print_table(
-    name: &str,
-    bytes: usize,
-    finder: UrnFinder,
-    by_cpu: bool,
-    runs: u32,
-    pages: Option<Resident>,
-    rows: &[Row],
-) {
-    println!("input:  {name}, {} bytes", thousands(bytes as u64));
-    let prefetch = if finder.prefetches() { "on" } else { "off" };
-    let how = if by_cpu { "best this CPU supports" } else { "chosen with --kernel / --prefetch" };
-    println!("kernel: {} ({how}), software prefetch {prefetch}; best of {runs} runs per row", finder.kernel().name());
-    if let Some(line) = pages.map(pages_line) {
-        println!("pages:  {line}");
-    }
-    println!();
-    println!(
-        "{:<28} {:>7} {:>11} {:>8} {:>9} {:>10}  counted",
-        "phase", "threads", "time", "GB/s", "x floor", "M URNs/s"
-    );
-    for row in rows {
-        let ratio = row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64();
-        let rate = urns_per_second(row).map_or(String::new(), |r| format!("{:.2}", r / 1e6));
-        let counted = row.count.map_or(String::new(), |(what, n)| format!("{} {what}", thousands(n)));
-        let line = format!(
-            "{:<28} {:>7} {:>8.1} ms {:>8.2} {:>9.2} {rate:>10}  {counted}",
-            label(row),
-            row.threads,
-            row.time.as_secs_f64() * 1e3,
-            gbps(bytes, row.time),
-            ratio
-        );
-        println!("{}", line.trim_end());
-    }
-}
-
 /// How the mapped input sits in memory once paged in: huge pages make
 /// mapping it (`floor + map`, and every whole `urnscan` process) markedly
 /// cheaper, so a reader of the table needs to know which it got.
@@ -592,43 +581,88 @@ fn pages_line(pages: Resident) -> String {
     }
 }
 
-fn print_json(
-    name: &str,
+/// A measured input's rows and what they were measured with, as printed.
+struct Report<'a> {
+    name: &'a str,
     bytes: usize,
+    /// The search the scan rows use.
     finder: UrnFinder,
+    /// Whether `finder` is the CPU-based default (or was chosen with --kernel / --prefetch).
+    by_cpu: bool,
     runs: u32,
     pages: Option<Resident>,
-    rows: &[Row],
-) -> Result<()> {
-    let rows: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|row| {
-            serde_json::json!({
-                "phase": row.phase,
-                "kernel": row.kernel.map(Kernel::name),
-                "threads": row.threads,
-                "seconds": row.time.as_secs_f64(),
-                "gbps": gbps(bytes, row.time),
-                "ratio_to_floor": row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64(),
-                "counted": row.count.map(|(what, _)| what),
-                "count": row.count.map(|(_, n)| n),
-                "urns": row.urns,
-                "urns_per_second": urns_per_second(row),
+    rows: &'a [Row],
+}
+
+impl Report<'_> {
+    fn text(&self, out: &mut impl Write) -> io::Result<()> {
+        let Report { name, bytes, finder, by_cpu, runs, pages, rows } = *self;
+        writeln!(out, "input:  {name}, {} bytes", thousands(bytes as u64))?;
+        let prefetch = if finder.prefetches() { "on" } else { "off" };
+        let how = if by_cpu { "best this CPU supports" } else { "chosen with --kernel / --prefetch" };
+        writeln!(
+            out,
+            "kernel: {} ({how}), software prefetch {prefetch}; best of {runs} runs per row",
+            finder.kernel().name()
+        )?;
+        if let Some(line) = pages.map(pages_line) {
+            writeln!(out, "pages:  {line}")?;
+        }
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<28} {:>7} {:>11} {:>8} {:>9} {:>10}  counted",
+            "phase", "threads", "time", "GB/s", "x floor", "M URNs/s"
+        )?;
+        for row in rows {
+            let ratio = row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64();
+            let rate = urns_per_second(row).map_or(String::new(), |r| format!("{:.2}", r / 1e6));
+            let counted = row.count.map_or(String::new(), |(what, n)| format!("{} {what}", thousands(n)));
+            let line = format!(
+                "{:<28} {:>7} {:>8.1} ms {:>8.2} {:>9.2} {rate:>10}  {counted}",
+                label(row),
+                row.threads,
+                row.time.as_secs_f64() * 1e3,
+                gbps(bytes, row.time),
+                ratio
+            );
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+
+    fn json(&self, out: &mut impl Write) -> Result<()> {
+        let Report { name, bytes, finder, runs, pages, rows, .. } = *self;
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|row| {
+                serde_json::json!({
+                    "phase": row.phase,
+                    "kernel": row.kernel.map(Kernel::name),
+                    "threads": row.threads,
+                    "seconds": row.time.as_secs_f64(),
+                    "gbps": gbps(bytes, row.time),
+                    "ratio_to_floor": row.time.as_secs_f64() / floor_of(rows, row.threads).as_secs_f64(),
+                    "counted": row.count.map(|(what, _)| what),
+                    "count": row.count.map(|(_, n)| n),
+                    "urns": row.urns,
+                    "urns_per_second": urns_per_second(row),
+                })
             })
-        })
-        .collect();
-    let report = serde_json::json!({
-        "input": name,
-        "bytes": bytes,
-        "kernel": finder.kernel().name(),
-        "prefetch": finder.prefetches(),
-        "runs": runs,
-        "resident_bytes": pages.map(|p| p.bytes),
-        "resident_in_huge_pages": pages.map(|p| p.in_huge_pages),
-        "rows": rows,
-    });
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    Ok(())
+            .collect();
+        let report = serde_json::json!({
+            "input": name,
+            "bytes": bytes,
+            "kernel": finder.kernel().name(),
+            "prefetch": finder.prefetches(),
+            "runs": runs,
+            "resident_bytes": pages.map(|p| p.bytes),
+            "resident_in_huge_pages": pages.map(|p| p.in_huge_pages),
+            "rows": rows,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

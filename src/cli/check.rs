@@ -31,7 +31,7 @@ use urnscan::transcode::{without_utf8_bom, Encoding};
 use urnscan::{parse, ErrorKind, Grammar, NidClassifier, Urn, UrnError};
 
 use super::color::{self, Palette, INVALID, VALID};
-use super::output::{json_appended, json_str, shown};
+use super::output::{is_broken_pipe, json_appended, json_str, shown};
 use super::{grammar, CheckArgs, CheckFormat, Ui};
 
 /// Whether the URNs are the lines of stdin: no arguments, or `-` alone,
@@ -53,14 +53,50 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     let judge = Judge { only_invalid: args.invalid, ..Judge::new(grammar(args.rfc2141), args.format, ui.out) };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, color::stream(stdout.lock(), ui.out));
+    let (hints, binary) = match judge_all(args, &judge, &mut out) {
+        // The reader has what it wanted (`| head -1`), and the status still
+        // says whether an input it was shown or not was invalid.
+        Err(e) if is_broken_pipe(&e) => return Ok(status(&judge)),
+        judged => judged?,
+    };
+    let status = status(&judge);
+    for hint in hints {
+        super::say(format_args!("{hint}"));
+    }
+    if let Some(hint) = args.urns.iter().find_map(|arg| path_hint(arg, judge.grammar)) {
+        super::say(format_args!("{hint}"));
+    }
+    if let Some(hint) = padding_hint(judge.padded.into_inner(), reads_stdin(args)) {
+        super::say(format_args!("{hint}"));
+    }
+    let (text, blank) = (judge.text.into_inner(), judge.blank.into_inner());
+    let urns = judge.inputs.into_inner() - text - blank;
+    if let Some(hint) = text_hint(text, urns, reads_stdin(args)).filter(|_| !binary) {
+        super::say(format_args!("{hint}"));
+    }
+    Ok(status)
+}
+
+/// 1 if an input judged so far was invalid, else 0.
+fn status(judge: &Judge) -> ExitCode {
+    if judge.any_invalid.load(Ordering::Relaxed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Judges stdin's lines or the arguments into `out`, flushed; the hints for
+/// stdin's encoding, and whether stdin was binary (an archive, UTF-16 read
+/// as bytes: no running text, so the text hint would not say why its lines
+/// fail).
+fn judge_all(args: &CheckArgs, judge: &Judge, out: &mut impl Write) -> Result<(Vec<String>, bool)> {
     let mut hints = Vec::new();
-    // Binary stdin (an archive, UTF-16 read as bytes) is no running text:
-    // the text hint would not say why its lines fail.
     let mut binary = false;
     if reads_stdin(args) {
         let encoding = args.encoding.encoding();
         let mut input = Head { inner: stdin(encoding), head: Vec::new() };
-        judge_lines(&mut input, &mut out, &judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
+        judge_lines(&mut input, out, judge, args.block_size.unwrap_or(BLOCK_BYTES))?;
         hints = misread_hints(encoding, &input.head);
         binary = source::is_binary(&input.head) || Codec::sniff(&input.head).is_some();
     } else {
@@ -72,21 +108,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
         }
     }
     out.flush().context("cannot write to standard output")?;
-    for hint in hints {
-        eprintln!("{hint}");
-    }
-    if let Some(hint) = args.urns.iter().find_map(|arg| path_hint(arg, judge.grammar)) {
-        eprintln!("{hint}");
-    }
-    if let Some(hint) = padding_hint(judge.padded.into_inner(), reads_stdin(args)) {
-        eprintln!("{hint}");
-    }
-    let (text, blank) = (judge.text.into_inner(), judge.blank.into_inner());
-    let urns = judge.inputs.into_inner() - text - blank;
-    if let Some(hint) = text_hint(text, urns, reads_stdin(args)).filter(|_| !binary) {
-        eprintln!("{hint}");
-    }
-    Ok(if judge.any_invalid.into_inner() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok((hints, binary))
 }
 
 /// The hint for stdin whose lines are mostly text (no `urn:` at their

@@ -31,7 +31,7 @@ use urnscan::{ErrorKind, UrnError};
 use super::color::{self, Palette};
 use super::output::{
     entry_csv, entry_json, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands,
-    write_tsv_field, write_u64,
+    write_tsv_field, write_u64, BestEffort,
 };
 use super::progress::{self, Progress, WholeLines};
 use super::{grammar, nid_filter, DedupArgs, Ui};
@@ -66,8 +66,17 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let walk = WalkOptions { globs: args.inputs.globs()?, ..WalkOptions::default() };
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let files = args.inputs.paths(&args.files)?;
+    if let Some(rejects) = args.rejects.as_deref().filter(|p| p.as_os_str() != "-") {
+        if let Some(input) = files.list.iter().find(|input| super::same_file(input, rejects)) {
+            anyhow::bail!(
+                "--rejects {} is the input {}: creating it would empty it before it is read",
+                rejects.display(),
+                input.display()
+            );
+        }
+    }
     if files.stdin_only() && io::stdin().is_terminal() && !args.quiet {
-        eprintln!("urnscan: reading standard input (end with Ctrl-D); give files to read them");
+        super::say(format_args!("urnscan: reading standard input (end with Ctrl-D); give files to read them"));
     }
     let inputs = files.expand(&walk);
     let names: Vec<String> =
@@ -111,6 +120,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
                 feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter)?
             }
         };
+        reporter.input_done().context("cannot write to standard error")?;
         if let Err((error, cut_short)) = outcome {
             input_errors += 1;
             reporter.input_error(&names[i], error, cut_short)?;
@@ -349,9 +359,58 @@ struct Reporter<'a> {
     rejects_failed: bool,
     /// Where the spill files' directory is made, for an error writing them.
     spill_base: PathBuf,
-    err: WholeLines<'a, anstream::AutoStream<io::Stderr>>,
+    err: WholeLines<'a, BestEffort<anstream::AutoStream<io::Stderr>>>,
     palette: Palette,
     quiet: bool,
+    /// The current input's not-urn rejects on stderr: text given for a dataset.
+    text: TextWatch,
+}
+
+/// Text given to `dedup` (a log, a document) is rejected line by line, as
+/// not-urn. On stderr, once most of an input's first lines are such, the
+/// hint to use `scan` is said there and then, not only after the summary
+/// under the whole input's rejects, and the input's further not-urn lines
+/// are counted rather than shown: a terminal is no place for a million of
+/// them (`--rejects FILE` lists every one, and is not watched).
+#[derive(Debug, Default, PartialEq)]
+struct TextWatch {
+    file: u32,
+    not_urn: u64,
+    hinted: bool,
+    hidden: u64,
+}
+
+/// How many not-urn lines an input shows before [`TextWatch`] may judge it
+/// text: enough to see what is wrong, few enough to fit a screen.
+const SHOWN_BEFORE_HINT: u64 = 20;
+
+/// What [`TextWatch::see`] makes of one not-urn reject.
+#[derive(Debug, PartialEq)]
+enum TextVerdict {
+    Show,
+    ShowAndHint,
+    Hide,
+}
+
+impl TextWatch {
+    /// A not-urn reject at line `line` of input `file`: hinted once more
+    /// than half the lines up to it (empty ones too) are not-urn, after the
+    /// first [`SHOWN_BEFORE_HINT`].
+    fn see(&mut self, file: u32, line: u64) -> TextVerdict {
+        if file != self.file {
+            *self = TextWatch { file, ..TextWatch::default() };
+        }
+        if self.hinted {
+            self.hidden += 1;
+            return TextVerdict::Hide;
+        }
+        self.not_urn += 1;
+        if self.not_urn >= SHOWN_BEFORE_HINT && self.not_urn * 2 > line {
+            self.hinted = true;
+            return TextVerdict::ShowAndHint;
+        }
+        TextVerdict::Show
+    }
 }
 
 impl<'a> Reporter<'a> {
@@ -375,9 +434,11 @@ impl<'a> Reporter<'a> {
             }
             None => None,
         };
-        let err = WholeLines::new(color::stream(io::stderr(), palette), progress);
+        let err = WholeLines::new(BestEffort::new(color::stream(io::stderr(), palette)), progress);
         let spill_base = spill_base(args);
-        Ok(Reporter { names, columns, rejects, rejects_failed: false, spill_base, err, palette, quiet: args.quiet })
+        let quiet = args.quiet;
+        let text = TextWatch::default();
+        Ok(Reporter { names, columns, rejects, rejects_failed: false, spill_base, err, palette, quiet, text })
     }
 
     fn reject(&mut self, r: &Reject<'_>) -> io::Result<()> {
@@ -399,8 +460,31 @@ impl<'a> Reporter<'a> {
                 w.write_all(b"\n")
             }
             None if self.quiet => Ok(()),
-            None => writeln!(self.err, "{name}:{}: {kind}: {}", r.line, describe(&r.error, r.text)),
+            None => {
+                let verdict = match r.error.kind() {
+                    ErrorKind::NotUrn => self.text.see(r.file, r.line),
+                    _ => TextVerdict::Show,
+                };
+                if verdict != TextVerdict::Hide {
+                    writeln!(self.err, "{name}:{}: {kind}: {}", r.line, describe(&r.error, r.text))?;
+                }
+                if verdict == TextVerdict::ShowAndHint {
+                    writeln!(self.err, "{}", early_text_hint(name))?;
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// After each input: how many of its not-urn lines went unshown.
+    fn input_done(&mut self) -> io::Result<()> {
+        let TextWatch { file, hidden, .. } = std::mem::take(&mut self.text);
+        if hidden == 0 {
+            return Ok(());
+        }
+        let name = self.names.get(file as usize).map_or("-", String::as_str);
+        let lines = if hidden == 1 { "line" } else { "lines" };
+        writeln!(self.err, "{name}: {} more {lines} not starting with \"urn:\" not shown", thousands(hidden))
     }
 
     /// Input errors are shown even with `--quiet`: they change the exit status.
@@ -411,13 +495,13 @@ impl<'a> Reporter<'a> {
         writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
     }
 
-    /// What the run's write error is told as: where the rejected lines
-    /// go, when writing one failed, else the spill files.
+    /// What the run's write error is told as: the rejects file (or stdout),
+    /// when writing a rejected line failed, else the spill files. (Stderr
+    /// never fails a run: see [`BestEffort`].)
     fn write_failure(&self) -> String {
-        match (&self.rejects, self.rejects_failed) {
-            (Some((failed, _)), true) => failed.clone(),
-            (None, true) => "cannot write rejected lines to standard error".to_owned(),
-            (_, false) => spill_failure_in(&self.spill_base, "write"),
+        match &self.rejects {
+            Some((failed, _)) if self.rejects_failed => failed.clone(),
+            _ => spill_failure_in(&self.spill_base, "write"),
         }
     }
 
@@ -689,6 +773,16 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
     out.write_all(b"}\n")
 }
 
+/// Said under an input's first rejects when [`TextWatch`] judges it text.
+fn early_text_hint(name: &str) -> String {
+    let name = if name == "-" { "standard input" } else { name };
+    format!(
+        "hint: most lines of {name} so far do not start with \"urn:\": `urnscan dedup` reads one URN per line; \
+         to find the URNs inside running text, use `urnscan scan --unique`. Its further lines not starting \
+         with \"urn:\" are counted, not shown (--rejects FILE lists every rejected line)"
+    )
+}
+
 /// Said after the summary when [`reads_like_text`].
 const TEXT_HINT: &str = "hint: most lines do not start with \"urn:\": `urnscan dedup` reads one URN per \
                          line; to find the URNs inside running text, use `urnscan scan --unique`";
@@ -703,4 +797,46 @@ const TEXT_HINT: &str = "hint: most lines do not start with \"urn:\": `urnscan d
 fn reads_like_text(counts: &LineCounts) -> bool {
     let not_urn = counts.invalid.get(&ErrorKind::NotUrn).copied().unwrap_or(0);
     not_urn > counts.lines - counts.empty - not_urn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdicts for not-urn rejects at `lines` of one input.
+    fn verdicts(lines: impl IntoIterator<Item = u64>) -> Vec<TextVerdict> {
+        let mut watch = TextWatch::default();
+        lines.into_iter().map(|line| watch.see(0, line)).collect()
+    }
+
+    #[test]
+    fn text_is_hinted_after_its_first_lines_and_then_hidden() {
+        // Every line text: shown up to the 20th, hinted there, hidden after.
+        let v = verdicts(1..=25);
+        assert!(v[..19].iter().all(|v| *v == TextVerdict::Show));
+        assert_eq!(v[19], TextVerdict::ShowAndHint);
+        assert!(v[20..].iter().all(|v| *v == TextVerdict::Hide));
+    }
+
+    #[test]
+    fn a_dataset_with_some_text_is_never_hinted() {
+        // One text line in every three: 20 of them by line 58, a third.
+        assert!(verdicts((1..=300).step_by(3)).iter().all(|v| *v == TextVerdict::Show));
+        // Just half is not more than half.
+        assert!(verdicts((2..=400).step_by(2)).iter().all(|v| *v == TextVerdict::Show));
+        // A preface of 19 lines of text, then URNs: never 20 not-urn lines.
+        assert!(verdicts(1..=19).iter().all(|v| *v == TextVerdict::Show));
+    }
+
+    #[test]
+    fn each_input_is_watched_on_its_own() {
+        let mut watch = TextWatch::default();
+        for line in 1..=20 {
+            watch.see(0, line);
+        }
+        assert_eq!(watch.see(0, 21), TextVerdict::Hide);
+        // The next input starts over: its first line is shown.
+        assert_eq!(watch.see(1, 1), TextVerdict::Show);
+        assert_eq!(watch, TextWatch { file: 1, not_urn: 1, hinted: false, hidden: 0 });
+    }
 }

@@ -31,6 +31,11 @@ pub(super) fn refuse_combinations(args: &GenArgs) -> Result<()> {
     if is_stdout(&args.output) && args.truth.as_ref().is_some_and(|p| p.as_os_str() == "-") {
         bail!("--truth - writes the truth to stdout, where the corpus goes too: give -o FILE for the corpus");
     }
+    if let (Some(output), Some(truth)) = (&args.output, &args.truth) {
+        if !is_stdout(&args.output) && super::same_file(output, truth) {
+            bail!("-o and --truth name one file, {}: give each its own", output.display());
+        }
+    }
     Ok(())
 }
 
@@ -93,12 +98,16 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
     let (bytes, planted, decoys) = (thousands(summary.bytes), thousands(summary.planted), thousands(summary.decoys));
     let keys = thousands(summary.distinct_keys);
     if args.dataset {
-        eprintln!("urnscan gen: {bytes} bytes, {planted} valid lines, {decoys} invalid, {keys} distinct keys");
+        super::say(format_args!(
+            "urnscan gen: {bytes} bytes, {planted} valid lines, {decoys} invalid, {keys} distinct keys"
+        ));
     } else {
-        eprintln!("urnscan gen: {bytes} bytes, {planted} URNs planted, {decoys} decoys, {keys} distinct keys");
+        super::say(format_args!(
+            "urnscan gen: {bytes} bytes, {planted} URNs planted, {decoys} decoys, {keys} distinct keys"
+        ));
     }
     for shortfall in shortfalls(args, &summary) {
-        eprintln!("urnscan gen: {shortfall}");
+        super::say(format_args!("urnscan gen: {shortfall}"));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -424,7 +424,8 @@ pub struct ScanArgs {
     mmap: MmapArg,
     #[command(flatten)]
     inputs: InputArgs,
-    /// Honour .gitignore files and skip hidden files in directories.
+    /// Honour .gitignore and .ignore files (in a git repository or not) and skip hidden files in
+    /// directories.
     #[arg(long)]
     respect_ignore: bool,
     /// Follow symbolic links in directories.
@@ -675,7 +676,9 @@ with --rejects - the rows go to stdout, instead of the classes;
 in the path (its own bytes) and the text, a tab, line feed, carriage return and backslash are
 written \\t, \\n, \\r and \\\\, so a row splits at every tab); then a summary of the counts.
 --quiet hides both on stderr but never skips the --rejects file. To find URNs inside running text
-(logs, XML, JSON), use `urnscan scan --unique`: dedup judges each line whole.
+(logs, XML, JSON), use `urnscan scan --unique`: dedup judges each line whole. On stderr, once 20
+lines of an input fail to start with urn: and they are more than half of its lines so far, a hint
+says so, and its further such lines are counted, not shown (--rejects lists them all).
 
 Exit status: 0 on success (also when no URN is left), 1 with --strict if a line is invalid,
 2 if an input could not be read (the other inputs are still processed).";
@@ -1099,6 +1102,31 @@ impl Command {
             Command::Bench(_) | Command::Completions(_) | Command::Man(_) => Ok(()),
         }
     }
+}
+
+/// Whether the paths name one file: the same device and inode when both
+/// exist (a hard link, `./a` and `a`), else the same absolute path. Used
+/// to refuse an output file that is also an input, which creating it
+/// would empty before it is read.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt;
+        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+    }
+    match (std::path::absolute(a), std::path::absolute(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A line on stderr that the run can do without (a hint, a summary, a
+/// note): `eprintln!`, which panics when stderr cannot be written (`2>&1 |
+/// head` closed, `2>/dev/full`), would end the run with status 101 and
+/// lose its output and status; such a line is dropped instead.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Parses the arguments, runs the subcommand, and turns its outcome into an

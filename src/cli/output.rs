@@ -63,6 +63,37 @@ fn needs_json_escape(s: &[u8], or_not_ascii: bool) -> bool {
     any_byte(s, 0x20, b"\"\\", or_not_ascii)
 }
 
+/// A writer for diagnostics: once a write fails (stderr a closed pipe, as
+/// in `2>&1 >out.txt | head`, or a full disk), it and every later write
+/// are dropped and reported done. Rejected lines and messages on stderr
+/// are no reason to stop a run whose output and status go elsewhere.
+pub struct BestEffort<W> {
+    inner: W,
+    failed: bool,
+}
+
+impl<W: Write> BestEffort<W> {
+    pub fn new(inner: W) -> Self {
+        BestEffort { inner, failed: false }
+    }
+}
+
+impl<W: Write> Write for BestEffort<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.failed {
+            self.failed = self.inner.write_all(buf).is_err();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.failed {
+            self.failed = self.inner.flush().is_err();
+        }
+        Ok(())
+    }
+}
+
 /// Whether `err` comes from writing to a closed pipe, which ends the program
 /// quietly: the reader (`head`, `less`) has all it wanted.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -36,6 +36,10 @@ pub(super) fn refuse_combinations(args: &ScanArgs) -> Result<()> {
         // Two tables of different columns would share one CSV stream.
         bail!("--stats with --unique or --invalid has no single CSV form: run them apart, or use --format jsonl (the statistics are its last line)");
     }
+    if args.unique && args.invalid && args.format == Format::Csv {
+        // The same: the URNs' table and the rejected candidates'.
+        bail!("--unique with --invalid lists the URNs and the rejected candidates, two tables of different columns, which have no single CSV form: run them apart, or use --format jsonl");
+    }
     if args.format != Format::Text && (args.with_filename || args.no_filename || args.no_offset || args.null) {
         // Their records always have both fields: dropping one would change
         // the columns a reader of the format relies on.
@@ -56,7 +60,9 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     let finder = args.search.finder()?;
     let paths = args.inputs.paths(&args.paths)?;
     if paths.stdin_only() && io::stdin().is_terminal() {
-        eprintln!("urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them");
+        super::say(format_args!(
+            "urnscan: reading standard input (end with Ctrl-D); give files or directories to scan them"
+        ));
     }
     let walk = WalkOptions { respect_ignore: args.respect_ignore, follow_links: args.follow, globs };
     // The time `--stats` gives is the run's: walking directories included.
@@ -745,10 +751,6 @@ fn write_stats_text(
     }
     for (kind, n) in &t.invalid_kinds {
         let row = format!("  {:<24} {}", kind.as_str(), thousands(*n));
-        writeln!(out, "{}", palette.paint(ERROR, &row))?;
-    }
-    if t.errors > 0 {
-        let row = format!("{:<12} {}", "errors", thousands(t.errors));
         writeln!(out, "{}", palette.paint(ERROR, &row))?;
     }
     writeln!(out, "{:<12} {} s", "elapsed", seconds_text(elapsed.as_secs_f64()))?;
