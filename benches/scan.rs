@@ -1,6 +1,6 @@
 //! End-to-end scanner throughput and key-table inserts.
 //!
-//! Inputs come from the project's own generator ([`urnscan::gen`]), so they
+//! Inputs come from the project's own generator ([`urnscan::corpus`]), so they
 //! are the same bytes `urnscan gen` writes and `benches/compare.sh` uses:
 //!
 //! - `scan_64MiB_200`: 64 MiB of log/JSON/XML/prose text with 200 planted
@@ -30,8 +30,8 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use urnscan::corpus::{generate_dataset, generate_text, DatasetConfig, TextConfig};
 use urnscan::dedup::{key_hash, KeyTable, Occurrence, Position};
-use urnscan::gen::{generate_dataset, generate_text, DatasetConfig, TextConfig};
 use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner};
 
 fn corpus(size: u64, urns_per_mib: u32) -> Vec<u8> {

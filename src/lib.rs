@@ -25,7 +25,7 @@
 //! | [`stats`] | per-NID statistics of a finished key table: occurrences, distinct keys, class |
 //! | [`hashed`] | byte strings that carry their hash, for std's `HashMap` (the per-NID counts) |
 //! | [`ordered`] | output formatted a block at a time on several threads, written in order |
-//! | [`gen`] | deterministic corpora with planted URNs and their ground truth |
+//! | [`corpus`] | deterministic corpora with planted URNs and their ground truth |
 //!
 //! ## Validating one URN
 //!
@@ -120,12 +120,12 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod corpus;
 pub mod decompress;
 pub mod dedup;
 pub mod error;
 pub mod extract;
 pub mod find;
-pub mod gen;
 pub mod grammar;
 pub mod hashed;
 pub mod job;

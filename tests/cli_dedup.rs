@@ -422,9 +422,7 @@ fn urnscan_at(dir: &TempDir, args: &[&str], stdin: &[u8]) -> Output {
 /// A bad value is refused before any output file is created or any input
 /// read: the rejects file and gen's corpus and truth keep what they held
 /// (each was emptied once, the value being checked only after the file
-/// was created), and `--files-from -` leaves stdin unread. So is an output
-/// file that is also an input, or both of gen's files: creating it would
-/// have emptied the dataset before it was read.
+/// was created), and `--files-from -` leaves stdin unread.
 #[test]
 fn a_bad_value_leaves_the_output_files_alone() {
     let dir = TempDir::new("bad-value");
@@ -433,9 +431,6 @@ fn a_bad_value_leaves_the_output_files_alone() {
         &["dedup", "--rejects", &kept, "--nid", "a b", &input][..],
         &["gen", "-o", &kept, "--size", "5XB"],
         &["gen", "--dataset", "--distinct", "0", "-o", &kept, "--truth", &kept],
-        &["dedup", "--rejects", &kept, &kept],
-        &["dedup", "-q", "--rejects", "./kept.txt", &input, &kept],
-        &["gen", "--size", "4KiB", "-o", &kept, "--truth", "./kept.txt"],
     ];
     for args in runs {
         let o = urnscan_at(&dir, args, b"");
@@ -466,6 +461,57 @@ fn a_bad_value_leaves_the_output_files_alone() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(2));
+}
+
+/// An output file that is also an input is refused before it is created,
+/// which would have emptied the dataset before it was read: `dedup
+/// --rejects` naming an input by any of its names, found in a directory
+/// given (a run again over the directory that holds the last rejects read
+/// the rows it was writing), or the file stdin reads; gen's `-o` and
+/// `--truth` naming one file, also one that does not exist yet.
+#[test]
+fn an_output_file_that_is_an_input_is_refused() {
+    let dir = TempDir::new("same-file");
+    let data = b"urn:ab:1\nnot a urn\n";
+    let kept = dir.file("kept.txt", data);
+    fs::create_dir(dir.path("d")).unwrap();
+    let in_dir = dir.file("d/old-rejects.tsv", data);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&kept, dir.path("link.txt")).unwrap();
+    let mut runs = vec![
+        vec!["dedup", "--rejects", &kept, &kept],
+        vec!["dedup", "-q", "--rejects", "./kept.txt", "d", &kept],
+        vec!["dedup", "--rejects", "d/old-rejects.tsv", "d"],
+    ];
+    if cfg!(unix) {
+        runs.push(vec!["dedup", "--rejects", "link.txt", "kept.txt"]);
+    }
+    for args in &runs {
+        let o = urnscan_at(&dir, args, b"");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("would empty it before it is read"), "{args:?}: {}", stderr(&o));
+        assert_eq!((fs::read(&kept).unwrap(), fs::read(&in_dir).unwrap()), (data.to_vec(), data.to_vec()), "{args:?}");
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .current_dir(&dir.0)
+        .args(["dedup", "--rejects", "kept.txt"])
+        .stdin(fs::File::open(&kept).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is the file standard input reads"), "{}", stderr(&o));
+    assert_eq!(fs::read(&kept).unwrap(), data);
+    // gen: one file by two names, existing or not.
+    fs::create_dir(dir.path("e")).unwrap();
+    for (o_file, truth) in [(kept.as_str(), "./kept.txt"), ("new.txt", "e/../new.txt"), ("new2.txt", "new2.txt")] {
+        let o = urnscan_at(&dir, &["gen", "--size", "4KiB", "-o", o_file, "--truth", truth], b"");
+        assert_eq!(o.status.code(), Some(2), "{o_file} {truth}");
+        assert!(stderr(&o).contains("name one file"), "{}", stderr(&o));
+    }
+    assert_eq!(fs::read(&kept).unwrap(), data);
+    // Files of their own: no refusal.
+    let o = urnscan_at(&dir, &["dedup", "-q", "--rejects", "r.tsv", "d", &kept], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 /// `-` is stdout for an output file as it is stdin for an input (README,
@@ -660,15 +706,20 @@ fn exit_status() {
 }
 
 /// Text given to `dedup` (lines that hold URNs but do not start with one)
-/// ends its summary with a pointer to `scan --unique`; a dataset with a few
-/// stray lines, or a quiet run, does not.
+/// ends its summary with a pointer to `scan --unique`, unless it was said
+/// under the rejects already (see the next test); a dataset with a few
+/// stray lines, or a quiet run, gets none.
 #[test]
 fn text_instead_of_a_dataset_gets_a_hint() {
     let hint = "use `urnscan scan --unique`";
-    // Every line of the shipped log starts with a timestamp, not `urn:`.
+    // Every line of the shipped log starts with a timestamp, not `urn:`:
+    // the hint under its 20th line, and not again.
     let o = dedup(&["datasets/corpus/app.log"], b"");
     let s = summary(&o);
     assert!(s["not-urn"] > s["valid"], "{s:?}");
+    assert_eq!(stderr(&o).matches(hint).count(), 1, "{}", stderr(&o));
+    // Five lines of text: too few to judge early, so after the summary.
+    let o = dedup(&[], b"one\ntwo\nurn:ab:1\nthree\nfour\nfive\n");
     assert!(stderr(&o).trim_end().ends_with(hint), "{}", stderr(&o));
     // As many stray lines as URNs: still a dataset.
     let o = dedup(&[], b"urn:ab:1\nfoo\nurn:ab:2\nbar\n");
@@ -715,6 +766,8 @@ fn text_is_hinted_at_early_and_its_further_lines_counted() {
     let of_other = shown.iter().filter(|(f, _, _)| *f == other).count();
     assert_eq!(of_other, 31, "{err}");
     assert_eq!(err.matches("so far do not start").count(), 1, "{err}");
+    // Said once: not again after the summary.
+    assert_eq!(err.matches("use `urnscan scan --unique`").count(), 1, "{err}");
     assert_eq!(summary(&o)["not-urn"], 130);
     // The rejects file is not watched: every line.
     let rejects = dir.path("rejects.tsv");

@@ -714,7 +714,8 @@ fn urnscan_at(cwd: &Path, args: &[&str]) -> Run {
 /// `--respect-ignore` honours `.gitignore` in a directory that is no git
 /// repository (a dump rarely is; the walker's default reads one only in a
 /// repository), `.ignore` too, and skips hidden files; without it every
-/// file is read.
+/// file is read. (The directory's parents' ignore files apply as well, as
+/// in ripgrep: a temporary directory's parents have none.)
 #[test]
 fn respect_ignore_honours_ignore_files_outside_a_repository() {
     let root = tempfile::tempdir().unwrap();
@@ -730,8 +731,17 @@ fn respect_ignore_honours_ignore_files_outside_a_repository() {
     ] {
         fs::write(d.join(name), text).unwrap();
     }
-    let run = urnscan_at(root.path(), &["scan", "-HN", "--respect-ignore", "d"]);
-    assert_eq!((run.code, run.out.as_str(), run.err.as_str()), (Some(0), "d/a.txt:urn:ab:a\n", ""));
+    // Git's global excludes would apply too: none here (HOME and
+    // XDG_CONFIG_HOME point into the test's directory).
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["scan", "-HN", "--respect-ignore", "d"])
+        .current_dir(root.path())
+        .env("HOME", root.path())
+        .env("XDG_CONFIG_HOME", root.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!((o.status.code(), out.as_ref()), (Some(0), "d/a.txt:urn:ab:a\n"), "{o:?}");
     let run = urnscan_at(root.path(), &["scan", "-HN", "d"]);
     assert_eq!(run.out, "d/.hidden:urn:ab:h\nd/a.txt:urn:ab:a\nd/b.log:urn:ab:b\nd/skip/c.txt:urn:ab:c\n");
 }

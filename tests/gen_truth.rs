@@ -1,6 +1,6 @@
 //! The generator's ground truth against the real scanner.
 //!
-//! `urnscan::gen` plants URNs by the written scanner rules; these tests check
+//! `urnscan::corpus` plants URNs by the written scanner rules; these tests check
 //! that `Scanner` finds exactly the planted URNs (offset, extent, key) and
 //! nothing in the decoys, on corpora of several shapes and densities, and
 //! that the dataset truth (keys, counts, first-seen order) is what parsing
@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use urnscan::gen::{
+use urnscan::corpus::{
     generate_dataset, generate_text, write_key_count_tsv_line, write_truth_tsv_line, DatasetConfig, TextConfig,
 };
 use urnscan::{parse, Event, ExtractOptions, Grammar, Scanner};

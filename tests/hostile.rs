@@ -830,21 +830,36 @@ fn first_line_then_close(args: &[&str], stdin: &Path) -> (String, Output) {
     (first, wait_output(child))
 }
 
-/// A closed pipe ends `check` quietly, and its status still says whether an
-/// input judged was invalid (a `pipefail` script must not read `check ... |
-/// head` as "every input is valid" after it printed an invalid one).
+/// A closed pipe ends a run quietly, and its status still says what was
+/// known by then: `check` 1 if a line it judged was invalid (a `pipefail`
+/// script must not read `check ... | head` as "every input is valid" after
+/// it printed an invalid one), `dedup` its whole verdict (it has read
+/// everything before it prints), `scan` 2 after an input it could not read.
 #[test]
-fn a_closed_pipe_keeps_checks_verdict() {
+fn a_closed_pipe_keeps_the_status_known_by_then() {
     let dir = tempfile::tempdir().unwrap();
-    let mut lines = b"not a urn\n".to_vec();
-    lines.extend(b"urn:ab:c\n".repeat(1_000_000));
-    let many = write(dir.path(), "many.txt", &lines);
-    for args in [&["check"][..], &["check", "--invalid"], &["check", "--format", "jsonl", "-j", "2"]] {
+    let many = write(dir.path(), "many.txt", &b"not a urn\nurn:ab:c\n".repeat(500_000));
+    let missing = dir.path().join("missing.txt");
+    let cases: [(&[&str], &str, i32); 6] = [
+        (&["check"], "not a urn", 1),
+        (&["check", "--invalid"], "not a urn", 1),
+        (&["check", "--format", "jsonl", "-j", "2"], "not a urn", 1),
+        (&["dedup", "-q", "--strict", "--rejects", "-"], "\tnot-urn\t", 1),
+        (&["scan", arg(&missing), "-"], "urn:ab:c", 2),
+        (&["scan", "-"], "urn:ab:c", 0),
+    ];
+    for (args, first_holds, status) in cases {
         let (first, o) = first_line_then_close(args, &many);
-        assert!(first.contains("not a urn"), "{args:?}: {first}");
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {:?} {}", o.status, stderr(&o));
-        assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
+        assert!(first.contains(first_holds), "{args:?}: {first}");
+        assert_eq!(o.status.code(), Some(status), "{args:?}: {:?} {}", o.status, stderr(&o));
     }
+    // dedup prints its classes after reading everything: a status known
+    // before the first class is printed.
+    let list: String =
+        (0..200_000).map(|i| if i % 3 == 0 { format!("junk {i}\n") } else { format!("urn:ab:{i}\n") }).collect();
+    let list = write(dir.path(), "list.txt", list.as_bytes());
+    let (first, o) = first_line_then_close(&["dedup", "-q", "--strict", "-"], &list);
+    assert_eq!((first.as_str(), o.status.code()), ("urn:ab:1\n", Some(1)), "{}", stderr(&o));
 }
 
 /// Stderr that cannot be written (`2>/dev/full`; `2>&1 >out | head`

@@ -90,10 +90,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use rayon::prelude::*;
+use urnscan::corpus::{generate_text, TextConfig};
 use urnscan::dedup::sorted::RANGE_ENTRIES;
 use urnscan::dedup::{key_hash, Entry, ShardedTable};
 use urnscan::find::Candidates;
-use urnscan::gen::{generate_text, TextConfig};
 use urnscan::hashed::{Hashed, StoredHash};
 use urnscan::job::{absorb, scan_windows_keyed, Origin};
 use urnscan::lines::{line_ranges, DedupOptions, LineDedup, Order, DEFAULT_BLOCK_SIZE};
@@ -237,7 +237,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     };
     match args.format {
         BenchFormat::Text => report.text(out).context("cannot write to standard output")?,
-        BenchFormat::Json => report.json(out)?,
+        BenchFormat::Json => report.json(out).context("cannot write to standard output")?,
     }
     out.flush().context("cannot write to standard output")?;
     if let Some(note) = short_input_note(&rows) {
@@ -270,8 +270,10 @@ fn load(args: &BenchArgs) -> Result<(String, Whole)> {
     if let Some(size) = args.generate {
         let cfg = TextConfig { size, seed: args.seed, urns_per_mib: args.density, ..TextConfig::default() };
         let mut bytes = Vec::new();
-        // Asked for more memory than there is, the corpus is a clear
-        // error, not an abort from the allocator.
+        // A size the allocator refuses (past the address space, over a
+        // `ulimit -v`) is a clear error, not an abort. One it grants but
+        // the machine cannot hold is not caught here: it runs out of
+        // memory as it is written.
         usize::try_from(size).ok().and_then(|n| bytes.try_reserve_exact(n).ok()).with_context(|| {
             format!(
                 "cannot allocate {} bytes for the corpus: give a smaller --generate, or write one with \

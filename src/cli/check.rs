@@ -59,7 +59,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
         Err(e) if is_broken_pipe(&e) => return Ok(status(&judge)),
         judged => judged?,
     };
-    let status = status(&judge);
+    let verdict = status(&judge);
     for hint in hints {
         super::say(format_args!("{hint}"));
     }
@@ -74,7 +74,7 @@ pub fn run(args: &CheckArgs, ui: Ui) -> Result<ExitCode> {
     if let Some(hint) = text_hint(text, urns, reads_stdin(args)).filter(|_| !binary) {
         super::say(format_args!("{hint}"));
     }
-    Ok(status)
+    Ok(verdict)
 }
 
 /// 1 if an input judged so far was invalid, else 0.

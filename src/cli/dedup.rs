@@ -30,7 +30,7 @@ use urnscan::{ErrorKind, UrnError};
 
 use super::color::{self, Palette};
 use super::output::{
-    entry_csv, entry_json, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands,
+    entry_csv, entry_json, is_broken_pipe, kinds_and_nids_json, nid_row_json, nid_table_csv, nid_table_text, thousands,
     write_tsv_field, write_u64, BestEffort,
 };
 use super::progress::{self, Progress, WholeLines};
@@ -66,19 +66,13 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     let walk = WalkOptions { globs: args.inputs.globs()?, ..WalkOptions::default() };
     let nids = nid_filter(&args.nids, args.rfc2141)?;
     let files = args.inputs.paths(&args.files)?;
-    if let Some(rejects) = args.rejects.as_deref().filter(|p| p.as_os_str() != "-") {
-        if let Some(input) = files.list.iter().find(|input| super::same_file(input, rejects)) {
-            anyhow::bail!(
-                "--rejects {} is the input {}: creating it would empty it before it is read",
-                rejects.display(),
-                input.display()
-            );
-        }
-    }
     if files.stdin_only() && io::stdin().is_terminal() && !args.quiet {
         super::say(format_args!("urnscan: reading standard input (end with Ctrl-D); give files to read them"));
     }
     let inputs = files.expand(&walk);
+    if let Some(rejects) = args.rejects.as_deref().filter(|p| p.as_os_str() != "-") {
+        refuse_rejects_among(rejects, &inputs)?;
+    }
     let names: Vec<String> =
         inputs.iter().map(|r| r.as_ref().map_or_else(|e| e.path.clone(), Input::display)).collect();
     // --quiet keeps stderr quiet unless progress is asked for by name.
@@ -117,39 +111,57 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
             Err(e) => Err((io::Error::new(e.error.kind(), e.error.to_string()), false)),
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
-                feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter)?
+                match feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter) {
+                    // `--rejects -` and its reader left (`| head`): a
+                    // rejected line was being written, so --strict has
+                    // its verdict.
+                    Err(e) if is_broken_pipe(&e) => return Ok(exit_status(args, input_errors, 1)),
+                    fed => fed?,
+                }
             }
         };
-        reporter.input_done().context("cannot write to standard error")?;
+        reporter.input_done(&names[i]);
         if let Err((error, cut_short)) = outcome {
             input_errors += 1;
-            reporter.input_error(&names[i], error, cut_short)?;
+            reporter.input_error(&names[i], error, cut_short);
         }
     }
     reporter.finish_rejects()?;
     progress.finish();
     // Rejects before the classes, for a reader of both streams.
-    reporter.err.flush().context("cannot write to standard error")?;
+    let _ = reporter.err.flush(); // Stderr never fails a run: see BestEffort.
     let summary = Summary { counts: dedup.counts().clone(), input_errors, binary, filtered };
-    let finished = if rejects_out {
+    // Every input has been read: the status is known before the classes
+    // are printed, and stands if the reader of stdout leaves early.
+    let status = exit_status(args, input_errors, summary.counts.invalid_total());
+    let printed = if rejects_out {
         // `--rejects -`: stdout carries the rejects, in place of the classes.
-        dedup.finish_stats().with_context(|| spill_failure(args, "finish"))?.1
+        dedup.finish_stats().with_context(|| spill_failure(args, "finish")).map(|(_, finished)| finished)
     } else if args.stats {
-        print_stats(args, dedup, &summary, ui.out)?
+        print_stats(args, dedup, &summary, ui.out)
     } else {
-        print_classes(args, &names, dedup)?
+        print_classes(args, &names, dedup)
+    };
+    let finished = match printed {
+        Err(e) if is_broken_pipe(&e) => return Ok(status),
+        printed => printed?,
     };
     if !args.quiet {
-        write_summary(&mut reporter.err, &summary, finished).context("cannot write to standard error")?;
+        let _ = write_summary(&mut reporter.err, &summary, finished, reporter.text.hinted_any);
     }
-    reporter.err.flush().context("cannot write to standard error")?;
-    Ok(if input_errors > 0 {
+    let _ = reporter.err.flush();
+    Ok(status)
+}
+
+/// 2 if an input could not be read, 1 if --strict and a line was invalid, else 0.
+fn exit_status(args: &DedupArgs, input_errors: u64, invalid: u64) -> ExitCode {
+    if input_errors > 0 {
         ExitCode::from(2)
-    } else if args.strict && summary.counts.invalid_total() > 0 {
+    } else if args.strict && invalid > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 /// `--rejects -`: the rejected lines go to stdout.
@@ -184,6 +196,30 @@ pub(super) fn refuse_combinations(args: &DedupArgs) -> Result<()> {
             "--rejects - writes the rejected lines to stdout instead of the classes, so {option} would do \
              nothing: give --rejects a file to have both"
         );
+    }
+    Ok(())
+}
+
+/// Refuses a `--rejects` file that is one of the inputs: given, found in a
+/// directory (a run again over the directory that holds the last run's
+/// rejects), or stdin redirected from it. Creating it would empty it
+/// before it is read, and a walk would read the rows being written. Before
+/// the file is created; a file that does not exist yet is no input.
+fn refuse_rejects_among(rejects: &Path, inputs: &[Result<Input, InputError>]) -> Result<()> {
+    use super::FileId;
+    let Some(id) = FileId::of_path(rejects) else { return Ok(()) };
+    for input in inputs.iter().flatten() {
+        let (same, what) = match input {
+            Input::File(path) => (FileId::of_path(path) == Some(id), format!("the input {}", path.display())),
+            Input::Stdin => (FileId::of_stdin() == Some(id), "the file standard input reads".to_owned()),
+        };
+        if same {
+            anyhow::bail!(
+                "--rejects {} is {what}: creating it would empty it before it is read (give the rejects \
+                 another file)",
+                rejects.display()
+            );
+        }
     }
     Ok(())
 }
@@ -374,10 +410,13 @@ struct Reporter<'a> {
 /// them (`--rejects FILE` lists every one, and is not watched).
 #[derive(Debug, Default, PartialEq)]
 struct TextWatch {
-    file: u32,
+    /// The current input's not-urn lines seen, and whether it was hinted at.
     not_urn: u64,
     hinted: bool,
+    /// Its not-urn lines not shown since.
     hidden: u64,
+    /// Whether any input was: the summary need not say it again.
+    hinted_any: bool,
 }
 
 /// How many not-urn lines an input shows before [`TextWatch`] may judge it
@@ -393,23 +432,31 @@ enum TextVerdict {
 }
 
 impl TextWatch {
-    /// A not-urn reject at line `line` of input `file`: hinted once more
-    /// than half the lines up to it (empty ones too) are not-urn, after the
-    /// first [`SHOWN_BEFORE_HINT`].
-    fn see(&mut self, file: u32, line: u64) -> TextVerdict {
-        if file != self.file {
-            *self = TextWatch { file, ..TextWatch::default() };
-        }
+    /// A not-urn reject at line `line` of the current input: hinted once
+    /// more than half the lines up to it are not-urn, after the first
+    /// [`SHOWN_BEFORE_HINT`]. Only rejects come here, so the empty lines
+    /// among them count against the hint (the summary's rule leaves them
+    /// out): text under more blank lines than lines is hinted at only after
+    /// the summary.
+    fn see(&mut self, line: u64) -> TextVerdict {
         if self.hinted {
             self.hidden += 1;
             return TextVerdict::Hide;
         }
         self.not_urn += 1;
         if self.not_urn >= SHOWN_BEFORE_HINT && self.not_urn * 2 > line {
-            self.hinted = true;
+            (self.hinted, self.hinted_any) = (true, true);
             return TextVerdict::ShowAndHint;
         }
         TextVerdict::Show
+    }
+
+    /// The end of an input: how many of its lines were not shown; the
+    /// next input starts over.
+    fn input_done(&mut self) -> u64 {
+        let hidden = self.hidden;
+        *self = TextWatch { hinted_any: self.hinted_any, ..TextWatch::default() };
+        hidden
     }
 }
 
@@ -462,7 +509,7 @@ impl<'a> Reporter<'a> {
             None if self.quiet => Ok(()),
             None => {
                 let verdict = match r.error.kind() {
-                    ErrorKind::NotUrn => self.text.see(r.file, r.line),
+                    ErrorKind::NotUrn => self.text.see(r.line),
                     _ => TextVerdict::Show,
                 };
                 if verdict != TextVerdict::Hide {
@@ -477,22 +524,21 @@ impl<'a> Reporter<'a> {
     }
 
     /// After each input: how many of its not-urn lines went unshown.
-    fn input_done(&mut self) -> io::Result<()> {
-        let TextWatch { file, hidden, .. } = std::mem::take(&mut self.text);
-        if hidden == 0 {
-            return Ok(());
+    fn input_done(&mut self, name: &str) {
+        let hidden = self.text.input_done();
+        if hidden > 0 {
+            let lines = if hidden == 1 { "line" } else { "lines" };
+            let _ =
+                writeln!(self.err, "{name}: {} more {lines} not starting with \"urn:\" not shown", thousands(hidden));
         }
-        let name = self.names.get(file as usize).map_or("-", String::as_str);
-        let lines = if hidden == 1 { "line" } else { "lines" };
-        writeln!(self.err, "{name}: {} more {lines} not starting with \"urn:\" not shown", thousands(hidden))
     }
 
     /// Input errors are shown even with `--quiet`: they change the exit status.
-    fn input_error(&mut self, name: &str, error: io::Error, cut_short: bool) -> Result<()> {
+    fn input_error(&mut self, name: &str, error: io::Error, cut_short: bool) {
         let error = InputError { path: name.to_owned(), error };
         let others = self.names.len() > 1;
         let error = super::Unreadable { error: &error, cut_short, mmap_flag: false, others };
-        writeln!(self.err, "{} {error}", self.palette.error_prefix()).context("cannot write to standard error")
+        let _ = writeln!(self.err, "{} {error}", self.palette.error_prefix());
     }
 
     /// What the run's write error is told as: the rejects file (or stdout),
@@ -712,7 +758,9 @@ impl<'a> Printer<'a, &mut Vec<u8>> {
     }
 }
 
-fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) -> io::Result<()> {
+/// `hinted` says whether the text hint was said already, under an input's
+/// rejects ([`TextWatch`]).
+fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished, hinted: bool) -> io::Result<()> {
     let Summary { counts, input_errors, binary, filtered } = summary;
     writeln!(out, "{:<12} {}", "lines read", thousands(counts.lines))?;
     writeln!(out, "{:<12} {}", "valid", thousands(counts.valid))?;
@@ -744,7 +792,7 @@ fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished) ->
     for hint in &hints {
         writeln!(out, "{hint}")?;
     }
-    if hints.is_empty() && reads_like_text(counts) {
+    if hints.is_empty() && reads_like_text(counts) && !hinted {
         writeln!(out, "{TEXT_HINT}")?;
     }
     Ok(())
@@ -806,7 +854,7 @@ mod tests {
     /// The verdicts for not-urn rejects at `lines` of one input.
     fn verdicts(lines: impl IntoIterator<Item = u64>) -> Vec<TextVerdict> {
         let mut watch = TextWatch::default();
-        lines.into_iter().map(|line| watch.see(0, line)).collect()
+        lines.into_iter().map(|line| watch.see(line)).collect()
     }
 
     #[test]
@@ -832,11 +880,13 @@ mod tests {
     fn each_input_is_watched_on_its_own() {
         let mut watch = TextWatch::default();
         for line in 1..=20 {
-            watch.see(0, line);
+            watch.see(line);
         }
-        assert_eq!(watch.see(0, 21), TextVerdict::Hide);
-        // The next input starts over: its first line is shown.
-        assert_eq!(watch.see(1, 1), TextVerdict::Show);
-        assert_eq!(watch, TextWatch { file: 1, not_urn: 1, hinted: false, hidden: 0 });
+        assert_eq!((watch.see(21), watch.see(22)), (TextVerdict::Hide, TextVerdict::Hide));
+        assert_eq!(watch.input_done(), 2);
+        // The next input starts over: its first line is shown, and the
+        // run remembers that a hint was said.
+        assert_eq!(watch.see(1), TextVerdict::Show);
+        assert_eq!(watch, TextWatch { not_urn: 1, hinted: false, hidden: 0, hinted_any: true });
     }
 }

@@ -3,11 +3,11 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use urnscan::gen::{self, DatasetConfig, TextConfig};
+use urnscan::corpus::{self, DatasetConfig, TextConfig};
 
 use super::output::thousands;
 use super::GenArgs;
@@ -32,27 +32,44 @@ pub(super) fn refuse_combinations(args: &GenArgs) -> Result<()> {
         bail!("--truth - writes the truth to stdout, where the corpus goes too: give -o FILE for the corpus");
     }
     if let (Some(output), Some(truth)) = (&args.output, &args.truth) {
-        if !is_stdout(&args.output) && super::same_file(output, truth) {
-            bail!("-o and --truth name one file, {}: give each its own", output.display());
+        // Two names of one existing file; one not made yet is found once
+        // both are created (see `run`).
+        let same = super::FileId::of_path(output).is_some_and(|id| super::FileId::of_path(truth) == Some(id));
+        if !is_stdout(&args.output) && (output == truth || same) {
+            bail!("{}", one_file(output));
         }
     }
     Ok(())
 }
 
+/// The refusal of `-o` and `--truth` naming one file.
+fn one_file(path: &Path) -> String {
+    format!("-o and --truth name one file, {}: give each its own", path.display())
+}
+
 pub fn run(args: &GenArgs) -> Result<ExitCode> {
     let corpus_to_stdout = is_stdout(&args.output);
+    let mut corpus_id = None;
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) if !corpus_to_stdout => {
-            Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?)
+            let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            corpus_id = super::FileId::of_file(&file);
+            Box::new(file)
         }
         _ => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, &mut out);
     let mut truth: Option<BufWriter<Box<dyn Write>>> = match &args.truth {
         Some(path) if path.as_os_str() == "-" => Some(BufWriter::new(Box::new(io::stdout()))),
-        Some(path) => Some(BufWriter::new(Box::new(
-            File::create(path).with_context(|| format!("cannot create truth file {}", path.display()))?,
-        ))),
+        Some(path) => {
+            let file = File::create(path).with_context(|| format!("cannot create truth file {}", path.display()))?;
+            // Two names of one file that did not exist before (`d/../a`, a
+            // dangling link): both were created empty, nothing is lost.
+            if corpus_id.is_some() && super::FileId::of_file(&file) == corpus_id {
+                bail!("{}", one_file(path));
+            }
+            Some(BufWriter::new(Box::new(file)))
+        }
         None => None,
     };
     let mut truth_error = None;
@@ -63,14 +80,14 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
             seed: args.seed,
             invalid_per_mille: args.invalid_per_mille,
         };
-        let mut record = |k: gen::KeyCount<'_>| {
+        let mut record = |k: corpus::KeyCount<'_>| {
             if let Some(t) = truth.as_mut() {
-                if let Err(e) = gen::write_key_count_tsv_line(t, &k) {
+                if let Err(e) = corpus::write_key_count_tsv_line(t, &k) {
                     truth_error.get_or_insert(e);
                 }
             }
         };
-        gen::generate_dataset(&cfg, &mut out, Some(&mut record))
+        corpus::generate_dataset(&cfg, &mut out, Some(&mut record))
     } else {
         let cfg = TextConfig {
             size: args.size,
@@ -78,14 +95,14 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
             urns_per_mib: args.density,
             decoys_per_mib: args.decoys.unwrap_or(DEFAULT_DECOYS),
         };
-        let mut record = |p: gen::Planted<'_>| {
+        let mut record = |p: corpus::Planted<'_>| {
             if let Some(t) = truth.as_mut() {
-                if let Err(e) = gen::write_truth_tsv_line(t, &p) {
+                if let Err(e) = corpus::write_truth_tsv_line(t, &p) {
                     truth_error.get_or_insert(e);
                 }
             }
         };
-        gen::generate_text(&cfg, &mut out, Some(&mut record))
+        corpus::generate_text(&cfg, &mut out, Some(&mut record))
     }
     .context("cannot write the corpus")?;
     out.flush().context("cannot write the corpus")?;
@@ -119,7 +136,7 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
 /// shortfall. The generator gives what fits rather than failing: the
 /// summary line shows the counts, and these lines say why they fall
 /// short.
-fn shortfalls(args: &GenArgs, summary: &gen::GenSummary) -> Vec<String> {
+fn shortfalls(args: &GenArgs, summary: &corpus::GenSummary) -> Vec<String> {
     if args.dataset {
         return match args.distinct {
             Some(asked) if summary.distinct_keys < asked => vec![format!(

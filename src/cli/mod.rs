@@ -230,7 +230,8 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 10, requires = "dataset", conflicts_with_all = TEXT_ONLY,
           value_parser = clap::value_parser!(u32).range(0..=1000))]
     invalid_per_mille: u32,
-    /// Write the ground truth (TSV) here; `-` is stdout (the corpus then needs -o FILE).
+    /// Write the ground truth (TSV) here, not to the corpus's file; `-` is stdout (the corpus then
+    /// needs -o FILE).
     #[arg(long, value_name = "FILE")]
     truth: Option<PathBuf>,
     /// Write the corpus here instead of stdout (`-`: stdout).
@@ -723,9 +724,9 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value_t = dedup::DedupFormat::Text)]
     format: dedup::DedupFormat,
     /// Write invalid lines to FILE (TSV: [path], line, kind, text; tabs, line ends and backslashes
-    /// escaped) instead of stderr. `-` writes them to stdout instead of the classes (so --stats,
-    /// --count, --keys, -d, --min-count, --sort and a --format other than text are refused with
-    /// it: the rows are TSV).
+    /// escaped) instead of stderr; not one of the inputs. `-` writes them to stdout instead of the
+    /// classes (so --stats, --count, --keys, -d, --min-count, --sort and a --format other than
+    /// text are refused with it: the rows are TSV).
     #[arg(long, value_name = "FILE")]
     rejects: Option<PathBuf>,
     /// No reject messages, no summary and no default progress bar on stderr (a --rejects file is still
@@ -777,7 +778,8 @@ spaces or tabs around a URN is invalid (dedup trims them), and a hint on stderr 
 
 -E says how the lines of stdin are encoded; with URNs given as arguments it is refused.
 
-Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error.";
+Exit status: 0 if every input is valid, 1 if any is invalid, 2 on an error. When the reader of
+stdout leaves early (`| head`), 1 if an input judged so far was invalid.";
 
 /// Options of `urnscan check`.
 #[derive(clap::Args, Debug)]
@@ -1060,8 +1062,7 @@ impl Ui {
     /// `urnscan: MESSAGE` on stderr, uncoloured: something the run changed
     /// and goes on with, not an error.
     fn note(self, message: std::fmt::Arguments<'_>) {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr().lock(), "urnscan: {message}");
+        say(format_args!("urnscan: {message}"));
     }
 }
 
@@ -1104,19 +1105,52 @@ impl Command {
     }
 }
 
-/// Whether the paths name one file: the same device and inode when both
-/// exist (a hard link, `./a` and `a`), else the same absolute path. Used
-/// to refuse an output file that is also an input, which creating it
-/// would empty before it is read.
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+/// A file's identity, its device and inode, so that two names of one file
+/// (a hard link, a symbolic link, `./a` and `a`, `d/../a`) are told as
+/// one. Used to refuse an output file that is also an input, which creating
+/// it would empty before it is read. `None` where it cannot be known: a
+/// file that does not exist, or a system other than Unix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileId(u64, u64);
+
+impl FileId {
     #[cfg(unix)]
-    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+    fn of(meta: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
-        return (x.dev(), x.ino()) == (y.dev(), y.ino());
+        FileId(meta.dev(), meta.ino())
     }
-    match (std::path::absolute(a), std::path::absolute(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+
+    #[cfg(unix)]
+    fn of_path(path: &std::path::Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|m| FileId::of(&m))
+    }
+
+    #[cfg(unix)]
+    fn of_file(file: &std::fs::File) -> Option<FileId> {
+        file.metadata().ok().map(|m| FileId::of(&m))
+    }
+
+    /// Stdin's file, when it is redirected from one (`< in.txt`).
+    #[cfg(unix)]
+    fn of_stdin() -> Option<FileId> {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        FileId::of_file(&std::fs::File::from(fd))
+    }
+
+    #[cfg(not(unix))]
+    fn of_path(_: &std::path::Path) -> Option<FileId> {
+        None
+    }
+
+    #[cfg(not(unix))]
+    fn of_file(_: &std::fs::File) -> Option<FileId> {
+        None
+    }
+
+    #[cfg(not(unix))]
+    fn of_stdin() -> Option<FileId> {
+        None
     }
 }
 

@@ -2,6 +2,7 @@
 //! occurrence, the unique URNs, per-NID statistics, the rejected candidates
 //! or only how many of them each input holds.
 
+use std::cell::Cell;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::process::ExitCode;
@@ -22,8 +23,8 @@ use urnscan::{ExtractOptions, Urn, UrnError};
 use super::color::{self, Palette, ERROR};
 use super::dedup::SortOrder;
 use super::output::{
-    csv_appended, entry_csv, entry_json, json_appended, json_str, kinds_and_nids_json, nid_table_csv, nid_table_text,
-    shown, thousands, write_csv_field, write_csv_record, write_u64,
+    csv_appended, entry_csv, entry_json, is_broken_pipe, json_appended, json_str, kinds_and_nids_json, nid_table_csv,
+    nid_table_text, shown, thousands, write_csv_field, write_csv_record, write_u64,
 };
 use super::progress::{self, Progress};
 use super::{grammar, nid_filter, Format, MmapArg, ScanArgs, Ui};
@@ -53,6 +54,18 @@ pub(super) fn refuse_combinations(args: &ScanArgs) -> Result<()> {
 }
 
 pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
+    let unreadable = Cell::new(0);
+    match scan(args, ui, &unreadable) {
+        // The reader of stdout has what it wanted (`| head`), which ends
+        // the run quietly; an input that could not be read before that
+        // (its message is on stderr) still makes the status 2.
+        Err(e) if is_broken_pipe(&e) && unreadable.get() > 0 => Ok(ExitCode::from(2)),
+        ran => ran,
+    }
+}
+
+/// The run; `unreadable` counts the inputs that could not be read as it goes.
+fn scan(args: &ScanArgs, ui: Ui, unreadable: &Cell<u64>) -> Result<ExitCode> {
     // Before --files-from, which may read stdin: a bad glob, NID or
     // kernel reads nothing.
     let globs = args.inputs.globs()?;
@@ -125,6 +138,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
         misreads: super::Misreads::default(),
         read_some: String::new(),
         others: inputs.len() > 1,
+        unreadable,
     };
     let mut outcome = match job::run_inputs(&inputs, &opts, &mut printer) {
         Err(e) if FoundOne::is(&e) => return Ok(ExitCode::SUCCESS),
@@ -154,8 +168,7 @@ pub fn run(args: &ScanArgs, ui: Ui) -> Result<ExitCode> {
     printer.out.flush().context("cannot write to standard output")?;
     if !args.quiet {
         for hint in printer.misreads.hints() {
-            // Not being able to say it is no reason to fail a finished run.
-            let _ = writeln!(io::stderr().lock(), "{hint}");
+            super::say(format_args!("{hint}"));
         }
     }
     Ok(exit_code(&outcome.totals, found))
@@ -244,6 +257,8 @@ struct Printer<'p, W: Write> {
     read_some: String,
     /// The run has more than one input (see [`super::Unreadable::others`]).
     others: bool,
+    /// Inputs that could not be read so far.
+    unreadable: &'p Cell<u64>,
 }
 
 impl<W: Write> Printer<'_, W> {
@@ -688,6 +703,7 @@ impl<W: Write> Sink for Printer<'_, W> {
     }
 
     fn input_error(&mut self, error: &InputError) -> io::Result<()> {
+        self.unreadable.set(self.unreadable.get() + 1);
         // Keep stdout and stderr in order for a reader of both.
         self.out.flush()?;
         let cut_short = !self.read_some.is_empty() && self.read_some == error.path;

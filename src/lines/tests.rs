@@ -482,9 +482,9 @@ fn partitions_use_successive_hash_bits() {
 #[test]
 #[ignore]
 fn bytes_per_distinct_key() {
-    let cfg = crate::gen::DatasetConfig { lines: 1_000_000, distinct: 1_000_000, seed: 7, invalid_per_mille: 0 };
+    let cfg = crate::corpus::DatasetConfig { lines: 1_000_000, distinct: 1_000_000, seed: 7, invalid_per_mille: 0 };
     let mut data = Vec::new();
-    crate::gen::generate_dataset(&cfg, &mut data, None).unwrap();
+    crate::corpus::generate_dataset(&cfg, &mut data, None).unwrap();
     let mut dedup = LineDedup::new(opts());
     dedup.add_bytes(&data, 0, &mut |_| Ok(())).unwrap();
     let (bytes, len) = (dedup.table_bytes(), dedup.table_len());

@@ -1,5 +1,5 @@
 //! The text generator: log, JSON, XML and prose lines with URNs and
-//! decoys planted on a schedule (see the module docs of [`crate::gen`]).
+//! decoys planted on a schedule (see the module docs of [`crate::corpus`]).
 
 use std::io::{self, Write};
 use std::ops::Range;

@@ -71,7 +71,7 @@
 //!   enough statistically for test data, and trivially seedable per class.
 //!
 //! ```
-//! use urnscan::gen::{generate_text, write_truth_tsv_line, TextConfig};
+//! use urnscan::corpus::{generate_text, write_truth_tsv_line, TextConfig};
 //! let cfg = TextConfig { size: 64 << 10, seed: 7, urns_per_mib: 2000, decoys_per_mib: 500 };
 //! let (mut corpus, mut truth) = (Vec::new(), Vec::new());
 //! let summary = generate_text(&cfg, &mut corpus, Some(&mut |p| write_truth_tsv_line(&mut truth, &p).unwrap()))?;
@@ -85,12 +85,12 @@
 //!
 //! | file | what it does |
 //! |---|---|
-//! | `gen/mod.rs` | the API: configurations, [`generate_text`], [`generate_dataset`], truth lines |
-//! | `gen/text.rs` | the text generator: lines of many kinds, plantings on a schedule |
-//! | `gen/dataset.rs` | the dataset's plan and its invalid lines |
-//! | `gen/classes.rs` | each class's canonical URN, family by family |
-//! | `gen/spellings.rs` | the variants of a class that equivalence ignores |
-//! | `gen/vocabulary.rs`, `gen/writers.rs`, `gen/rng.rs` | filler words, number and date writers, splitmix64 |
+//! | `corpus/mod.rs` | the API: configurations, [`generate_text`], [`generate_dataset`], truth lines |
+//! | `corpus/text.rs` | the text generator: lines of many kinds, plantings on a schedule |
+//! | `corpus/dataset.rs` | the dataset's plan and its invalid lines |
+//! | `corpus/classes.rs` | each class's canonical URN, family by family |
+//! | `corpus/spellings.rs` | the variants of a class that equivalence ignores |
+//! | `corpus/vocabulary.rs`, `corpus/writers.rs`, `corpus/rng.rs` | filler words, number and date writers, splitmix64 |
 
 use std::io::{self, Write};
 

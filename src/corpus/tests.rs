@@ -423,7 +423,7 @@ fn dataset_edge_cases() {
 }
 
 // Throughput, for the record (no assertion), e.g.
-// `cargo test --release --lib gen::tests::throughput -- --ignored --nocapture`.
+// `cargo test --release --lib corpus::tests::throughput -- --ignored --nocapture`.
 
 fn report(what: &str, bytes: u64, start: std::time::Instant) {
     let secs = start.elapsed().as_secs_f64();
