@@ -14,7 +14,12 @@
 //!    nothing dangles: it has no components, and `?`, `+`, `=` and `#` are
 //!    NSS characters (`urn:ab:c#.` gives `urn:ab:c#`, as `urn:ab:c?+.`
 //!    gives `urn:ab:c?+`). Trimming never enters `urn:NID:`; when no NSS is
-//!    left the candidate yields nothing.
+//!    left the candidate yields nothing. And after a run of one to three
+//!    `*`, `_` or `~` (Markdown emphasis: `**urn:isbn:0451450523**`,
+//!    `_urn:ab:c_`, `~~urn:ab:c~~`), the same run at the URN's end is
+//!    dropped once, before or after the punctuation: all three are URN
+//!    characters, so without it the closing marks were part of the URN,
+//!    and one name written in bold and plain counted as two.
 //!
 //! Rule 4 (matches never overlap) belongs to the caller, which resumes after
 //! the URN returned here. A candidate that yields nothing reports the error
@@ -56,7 +61,7 @@ pub fn extract(hay: &[u8], at: usize, opts: ExtractOptions) -> Result<Urn<'_>, U
     let window = window(hay, at);
     let urn = parse_prefix(window, opts.grammar).map_err(|e| judged_to_its_end(window, e, opts.grammar))?;
     if opts.trim {
-        trim(window, urn, opts.grammar)
+        trim(window, urn, opts.grammar, emphasis_before(hay, at))
     } else {
         Ok(urn)
     }
@@ -117,11 +122,33 @@ fn judged_to_its_end(window: &[u8], error: UrnError, grammar: Grammar) -> UrnErr
     }
 }
 
-/// Rule 3, repeated until nothing changes.
-fn trim<'h>(window: &'h [u8], mut urn: Urn<'h>, grammar: Grammar) -> Result<Urn<'h>, UrnError> {
+/// The run of Markdown emphasis marks right before `at`: the mark and how
+/// many (at most three, `***`), or `None`. Three bytes before a candidate
+/// are what a stream keeps of the block before it, for the left boundary.
+fn emphasis_before(hay: &[u8], at: usize) -> Option<(u8, usize)> {
+    let before = &hay[..at];
+    let mark = *before.last().filter(|b| matches!(b, b'*' | b'_' | b'~'))?;
+    Some((mark, before.iter().rev().take(3).take_while(|&&b| b == mark).count()))
+}
+
+/// Rule 3, repeated until nothing changes; `emphasis` (see
+/// [`emphasis_before`]) is closed once, where the URN ends in its run.
+fn trim<'h>(
+    window: &'h [u8],
+    mut urn: Urn<'h>,
+    grammar: Grammar,
+    mut emphasis: Option<(u8, usize)>,
+) -> Result<Urn<'h>, UrnError> {
     let nss_start = urn.nss_range().start;
     loop {
-        let end = trimmed_end(urn.as_bytes(), nss_start, grammar);
+        let mut end = trimmed_end(urn.as_bytes(), nss_start, grammar);
+        if let Some((mark, n)) = emphasis {
+            let text = &urn.as_bytes()[..end];
+            if text.len() >= n && text[text.len() - n..].iter().all(|&b| b == mark) {
+                end -= n;
+                emphasis = None;
+            }
+        }
         if end == urn.len() {
             return Ok(urn);
         }
@@ -227,6 +254,35 @@ mod tests {
         let keep = ExtractOptions { trim: false, ..ExtractOptions::default() };
         assert_eq!(first_with("urn:ab:c.", keep), Ok("urn:ab:c.".into()));
         assert_eq!(first_with("urn:ab:c#", keep), Ok("urn:ab:c#".into()));
+    }
+
+    /// Markdown emphasis around a URN: `*`, `_` and `~` are URN characters
+    /// (RFC 3986 sub-delims and unreserved), so the closing run was kept.
+    #[test]
+    fn rule3_emphasis_closes_once() {
+        assert_eq!(first("- **urn:isbn:0451450523**: a book"), Ok("urn:isbn:0451450523".into()));
+        assert_eq!(first("_urn:ab:c_ and"), Ok("urn:ab:c".into()));
+        assert_eq!(first("~~urn:ab:c~~"), Ok("urn:ab:c".into()));
+        assert_eq!(first("***urn:ab:c***"), Ok("urn:ab:c".into()));
+        // Punctuation on either side of the closing run.
+        assert_eq!(first("**urn:ab:c**."), Ok("urn:ab:c".into()));
+        assert_eq!(first("**urn:ab:c.**"), Ok("urn:ab:c".into()));
+        // The run's own length, once: a longer run keeps the rest, a
+        // shorter one is no closing run; without a run before, nothing.
+        assert_eq!(first("*urn:ab:c**"), Ok("urn:ab:c*".into()));
+        assert_eq!(first("**urn:ab:c*"), Ok("urn:ab:c*".into()));
+        assert_eq!(first("urn:ab:c_"), Ok("urn:ab:c_".into()));
+        assert_eq!(first("_urn:ab:c*"), Ok("urn:ab:c*".into()));
+        // Four marks before: the three nearest count.
+        assert_eq!(first("****urn:ab:c****"), Ok("urn:ab:c*".into()));
+        // Never into urn:NID:.
+        assert_eq!(first("**urn:ab:**"), Err("nss-empty".into()));
+        // Not when trimming is off.
+        let keep = ExtractOptions { trim: false, ..ExtractOptions::default() };
+        assert_eq!(first_with("**urn:ab:c**", keep), Ok("urn:ab:c**".into()));
+        // RFC 2141 too (`*` and `_` are its <other>; `~` is no NSS character).
+        let old = ExtractOptions { grammar: Grammar::Rfc2141, trim: true };
+        assert_eq!(first_with("*urn:ab:c*", old), Ok("urn:ab:c".into()));
     }
 
     #[test]

@@ -32,6 +32,18 @@ pub struct Candidates<'h> {
     end: usize,
 }
 
+/// Where it stands in the buffer, not the buffer's bytes.
+impl std::fmt::Debug for Candidates<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Candidates")
+            .field("finder", &self.finder)
+            .field("hay_len", &self.hay.len())
+            .field("pos", &self.pos)
+            .field("end", &self.end)
+            .finish()
+    }
+}
+
 impl<'h> Candidates<'h> {
     /// Candidates of `hay` starting in `from..end`.
     pub fn new(finder: UrnFinder, hay: &'h [u8], from: usize, end: usize) -> Candidates<'h> {

@@ -52,7 +52,7 @@
 //! its text and gives the same parts through [`UrnBuf::as_urn`]:
 //!
 //! ```
-//! use urnscan::{Event, ExtractOptions, Scanner, UrnBuf};
+//! use urnscan::{ExtractOptions, Scanner, UrnBuf};
 //!
 //! let mut kept: Vec<UrnBuf> = Vec::new();
 //! let scanner = Scanner::new(ExtractOptions::default());

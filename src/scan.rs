@@ -124,6 +124,23 @@ impl Event {
         }
     }
 
+    /// A URN's bytes in the buffer it was found in (`None` for a rejected
+    /// candidate).
+    ///
+    /// ```
+    /// use urnscan::{ExtractOptions, Scanner};
+    ///
+    /// let hay = b"See urn:isbn:0451450523.";
+    /// let events = Scanner::new(ExtractOptions::default()).scan(hay);
+    /// assert_eq!(events[0].range().map(|r| &hay[r]), Some(&b"urn:isbn:0451450523"[..]));
+    /// ```
+    pub fn range(&self) -> Option<std::ops::Range<usize>> {
+        match *self {
+            Event::Urn { offset, len } => Some(offset..offset + len),
+            Event::Rejected { .. } => None,
+        }
+    }
+
     /// Where the bytes this event covers end: no later candidate starts
     /// before it. A URN covers its bytes; a candidate rejected as
     /// [`ErrorKind::TooLong`] covers the `MAX_URN_LEN + 1` bytes it was
@@ -215,7 +232,30 @@ impl Scanner {
 
     /// Scans candidates starting in `from..end`, feeding `emit` in order
     /// until it returns `false`. Returns where a following range must
-    /// resume: past the end of the last URN, or `end`.
+    /// resume: past the bytes the last URN (or too-long candidate) covers
+    /// ([`Event::covered_end`]) or `end`, whichever is later; when `emit`
+    /// stopped the scan, past the last event it was handed (its covered
+    /// end, or a rejected candidate's offset + 1), so that scanning on
+    /// from there hands over the events that were not.
+    ///
+    /// ```
+    /// use urnscan::{ExtractOptions, Scanner};
+    ///
+    /// let hay = b"urn:ab:c urn:cd:e urn:ef:g";
+    /// let scanner = Scanner::new(ExtractOptions::default());
+    /// let mut first = Vec::new();
+    /// let resume = scanner.scan_range(hay, 0, hay.len(), |e| {
+    ///     first.push(e);
+    ///     first.len() < 2
+    /// });
+    /// assert_eq!(resume, 17); // past `urn:cd:e`
+    /// let mut rest = Vec::new();
+    /// scanner.scan_range(hay, resume, hay.len(), |e| {
+    ///     rest.push(e);
+    ///     true
+    /// });
+    /// assert_eq!(first.len() + rest.len(), scanner.scan(hay).len());
+    /// ```
     pub fn scan_range(&self, hay: &[u8], from: usize, end: usize, mut emit: impl FnMut(Event) -> bool) -> usize {
         self.scan_range_noted::<()>(hay, from, end, |event, _| emit(event))
     }
@@ -248,7 +288,7 @@ impl Scanner {
                 }
             };
             if !emit(event, note) {
-                break;
+                return event.covered_end().unwrap_or(at + 1);
             }
         }
         resume.max(end)

@@ -395,6 +395,17 @@ pub enum Contents {
     Pipe(Pipe),
 }
 
+/// The variant and what it holds, never the bytes (a file of gigabytes).
+impl std::fmt::Debug for Contents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Contents::Whole(whole) => f.debug_tuple("Whole").field(whole).finish(),
+            Contents::Stream(_) => f.write_str("Stream(..)"),
+            Contents::Pipe(pipe) => f.debug_tuple("Pipe").field(pipe).finish(),
+        }
+    }
+}
+
 /// The reader of a pipe, FIFO, terminal, socket or device, and (on Unix)
 /// the descriptor it reads from, which a [`Live`] stream polls for its
 /// writer's pauses.
@@ -402,6 +413,15 @@ pub struct Pipe {
     reader: Box<dyn Read + Send>,
     #[cfg(unix)]
     fd: std::os::fd::OwnedFd,
+}
+
+impl std::fmt::Debug for Pipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut pipe = f.debug_struct("Pipe");
+        #[cfg(unix)]
+        pipe.field("fd", &self.fd);
+        pipe.finish_non_exhaustive()
+    }
 }
 
 impl Pipe {
@@ -443,6 +463,16 @@ pub enum Whole {
     Owned(Vec<u8>),
     /// Memory-mapped.
     Mapped(Mapping),
+}
+
+/// The variant and the length, never the bytes.
+impl std::fmt::Debug for Whole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Whole::Owned(bytes) => f.debug_struct("Owned").field("len", &bytes.len()).finish(),
+            Whole::Mapped(mapping) => f.debug_tuple("Mapped").field(mapping).finish(),
+        }
+    }
 }
 
 impl Whole {
@@ -520,6 +550,7 @@ pub struct OpenOptions {
 }
 
 /// An opened input.
+#[derive(Debug)]
 pub struct Opened {
     /// Its bytes: a decoded or transcoded input is always a stream, or a
     /// pipe (transcoded from a pipe).
@@ -869,7 +900,7 @@ pub fn open(input: &Input, policy: MmapPolicy) -> io::Result<Contents> {
     let file = File::open(path)?;
     let meta = file.metadata()?;
     if meta.is_dir() {
-        return Err(io::Error::other("is a directory"));
+        return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
     }
     if !meta.is_file() {
         return Ok(Contents::Pipe(Pipe::of_file(file)?));
@@ -957,6 +988,17 @@ fn map_redirected(mut file: File, policy: MmapPolicy) -> Option<Mapping> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory opened as a file is an error of its own kind, which a
+    /// caller can match on, and shows its contents' shape, not its bytes.
+    #[test]
+    fn a_directory_is_an_error_of_its_kind_and_contents_debug_shortly() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open(&Input::File(dir.path().to_path_buf()), MmapPolicy::Auto).unwrap_err();
+        assert_eq!((err.kind(), err.to_string()), (io::ErrorKind::IsADirectory, "is a directory".to_owned()));
+        let whole = Contents::Whole(Whole::Owned(vec![b'x'; 1 << 20]));
+        assert_eq!(format!("{whole:?}"), "Whole(Owned { len: 1048576 })");
+    }
 
     /// Stdin redirected from a file is mapped by the policy that maps
     /// files, only from the start, and is left at the end as a stream would

@@ -1275,3 +1275,17 @@ fn ns_rules_merge_uuids_and_ietf_literals_in_scan() {
     assert_eq!(keys[6], "urn:uuid:f81d4fae-7dec-11d0-a765-00a0c91e6bf6");
     assert_eq!(keys[9], "urn:ietf:rfc:2648");
 }
+
+/// A URN in Markdown emphasis is the same URN as in plain text: the closing
+/// run of `*`, `_` or `~` that matches the opening one goes (rule 3''), so
+/// a name written in bold and plain is one class, not two.
+#[test]
+fn markdown_emphasis_around_a_urn_is_not_part_of_it() {
+    let input =
+        b"- **urn:isbn:0451450523**: a book\nSee urn:isbn:0451450523.\n_urn:ab:c_ and ~~urn:ab:c~~ and urn:ab:c\n";
+    let o = urnscan_in(&["scan", "--unique"], input);
+    assert_eq!(text(&o), "3\turn:ab:c\n2\turn:isbn:0451450523\n");
+    // --no-trim keeps every mark, as it keeps punctuation.
+    let o = urnscan_in(&["scan", "--unique", "--no-trim"], input);
+    assert!(text(&o).contains("1\turn:isbn:0451450523**:\n"), "{}", text(&o));
+}

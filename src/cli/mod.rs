@@ -417,7 +417,8 @@ pub struct ScanArgs {
     /// listing of occurrences, -c, -l, -q, or --invalid without --unique or --stats.
     #[arg(long)]
     ns_rules: bool,
-    /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`).
+    /// Keep trailing punctuation (`.` `,` `;` `:` `!` `?` `'` and unbalanced `)`), and a closing run of
+    /// `*`, `_` or `~` after the same run before `urn:` (Markdown emphasis).
     #[arg(long)]
     no_trim: bool,
     /// Memory-map files: auto maps regular files of 1 MiB or more.

@@ -74,6 +74,12 @@ pub struct SortedEntries<'t> {
     len: usize,
 }
 
+impl std::fmt::Debug for SortedEntries<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SortedEntries").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
 /// Places `range` of buffer `buffer`, the entries of ranks `rank..`.
 #[derive(Clone, Debug)]
 struct Part {

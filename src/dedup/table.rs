@@ -340,7 +340,12 @@ impl KeyTable {
     }
 
     /// Counts `count` occurrences of `key`, first seen as `raw` at `at`.
-    /// Keys and raw forms are URNs, at most [`crate::MAX_URN_LEN`] bytes.
+    /// Keys and raw forms are URNs, at most [`crate::MAX_URN_LEN`] bytes:
+    /// the key as [`Urn::write_key`](crate::Urn::write_key) writes it, the
+    /// raw form the URN's text. Neither is checked (this is the hot path
+    /// of every deduplication): other bytes are stored and counted all the
+    /// same, and what is read back from them ([`Entry::nid`](super::Entry::nid)
+    /// takes the bytes between the first two colons) means nothing.
     /// A key's count saturates at `u64::MAX`: counts added to it (given
     /// here, or by [`KeyTable::merge`]) stop there rather than overflow.
     pub fn insert(&mut self, key: &[u8], raw: &[u8], at: Position, count: u64) {

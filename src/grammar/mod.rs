@@ -86,6 +86,13 @@ impl Grammar {
     }
 }
 
+/// [`Grammar::as_str`].
+impl std::fmt::Display for Grammar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Parses the whole of `input` as a URN.
 ///
 /// ```

@@ -460,6 +460,9 @@ pub struct Outcome {
 }
 
 /// Runs over `paths` (none or `-` is stdin), feeding `sink` in input order.
+/// An empty slice reads stdin until it ends, as the command line does
+/// without paths: a caller whose own filter left no path should not call
+/// it (or use [`run_inputs`] with an empty list, which reads nothing).
 /// Unreadable inputs go to [`Sink::input_error`] and the run goes on; only
 /// an error from the sink itself (a closed output) stops it. The work runs
 /// on the current rayon pool (call it inside `rayon::ThreadPool::install`

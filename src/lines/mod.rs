@@ -358,11 +358,13 @@ pub enum FeedError {
     Write(io::Error),
 }
 
+/// The cause is the [`source`](std::error::Error::source), not part of the
+/// message, so that a reporter of the chain (anyhow's `{:#}`) says it once.
 impl fmt::Display for FeedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FeedError::Read(e) => write!(f, "read error: {e}"),
-            FeedError::Write(e) => write!(f, "write error: {e}"),
+            FeedError::Read(_) => f.write_str("cannot read the input"),
+            FeedError::Write(_) => f.write_str("cannot write the rejected lines or the spill files"),
         }
     }
 }
@@ -431,6 +433,21 @@ pub struct LineDedup {
     progress: Option<Arc<AtomicU64>>,
     /// Whether the count phase runs ([`LineDedup::parse_only`]).
     count_keys: bool,
+}
+
+/// Its settings and counts so far, not its tables.
+impl fmt::Debug for LineDedup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineDedup")
+            .field("grammar", &self.grammar)
+            .field("ns_rules", &self.ns_rules)
+            .field("nids", &self.nids)
+            .field("memory_limit", &self.limit)
+            .field("block_size", &self.block_size)
+            .field("counts", &self.counts)
+            .field("spilled", &self.spill.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The spill directory and the level-0 partition files.

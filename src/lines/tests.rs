@@ -584,3 +584,12 @@ fn nid_stats_of_mixed_input_in_every_mode() {
         assert_eq!((got, finished.distinct), (want.clone(), classes));
     }
 }
+
+/// The cause is the error's source, not part of its message: a reporter of
+/// the chain (anyhow's `{:#}`) printed "write error: stop: stop".
+#[test]
+fn a_feed_error_says_its_cause_once() {
+    let e = FeedError::Write(io::Error::other("stop"));
+    assert_eq!(e.to_string(), "cannot write the rejected lines or the spill files");
+    assert_eq!(std::error::Error::source(&e).map(ToString::to_string).as_deref(), Some("stop"));
+}

@@ -4,9 +4,9 @@
 //! (`iana-urn-namespaces.tsv`, a copy of the registry dated in its header),
 //! so classification needs no file at run time. A [`NidClassifier`] parses
 //! it once into a hash set (one lookup per NID); hold one when
-//! classifying many NIDs. The free function [`classify`] builds one per
-//! call, which is fine for a handful of NIDs and keeps the crate free of
-//! global state.
+//! classifying many NIDs. The free function [`classify`] walks the
+//! registry's text on each call, building nothing (no allocation), which
+//! is fine for a handful of NIDs and keeps the crate free of global state.
 //!
 //! [`NidFilter`] (in `filter.rs`) is the other question asked of a NID:
 //! is it one of the namespaces a run keeps (`urnscan scan --nid`)? And
@@ -39,7 +39,9 @@ pub enum NidClass {
     /// that is not an informal NID, and "urn" itself.
     Reserved,
     /// "x-" prefix: the experimental namespaces of RFC 3406, removed by
-    /// RFC 8141 Appendix B.
+    /// RFC 8141 Appendix C, which adds that such strings "are not valid
+    /// URNs" since nobody manages those namespaces: their syntax is valid,
+    /// and this class is what tells them apart.
     Experimental,
     /// Valid syntax, but none of the above.
     Unregistered,
