@@ -14,12 +14,15 @@
 //!    nothing dangles: it has no components, and `?`, `+`, `=` and `#` are
 //!    NSS characters (`urn:ab:c#.` gives `urn:ab:c#`, as `urn:ab:c?+.`
 //!    gives `urn:ab:c?+`). Trimming never enters `urn:NID:`; when no NSS is
-//!    left the candidate yields nothing. And after a run of one to three
-//!    `*`, `_` or `~` (Markdown emphasis: `**urn:isbn:0451450523**`,
-//!    `_urn:ab:c_`, `~~urn:ab:c~~`), the same run at the URN's end is
-//!    dropped once, before or after the punctuation: all three are URN
-//!    characters, so without it the closing marks were part of the URN,
-//!    and one name written in bold and plain counted as two.
+//!    left the candidate yields nothing. And after a run of `*`, `_` or `~`
+//!    that starts a word (Markdown emphasis: `**urn:isbn:0451450523**`,
+//!    `_urn:ab:c_`, `~~urn:ab:c~~`, `**_urn:ab:c_**`; the three marks
+//!    nearest the candidate, of a longer run), its mirror image at the URN's
+//!    end is dropped once, before or after the punctuation, and a `#` that
+//!    exposes goes as trimming's does: all three are URN characters, so
+//!    without it the closing marks were part of the URN, and one name
+//!    written in bold and plain counted as two. A run after a letter or
+//!    digit (`field_urn:...`) is no emphasis.
 //!
 //! Rule 4 (matches never overlap) belongs to the caller, which resumes after
 //! the URN returned here. A candidate that yields nothing reports the error
@@ -39,7 +42,8 @@ use crate::urn::Urn;
 pub struct ExtractOptions {
     /// The grammar URNs must satisfy.
     pub grammar: Grammar,
-    /// Rule 3: trim trailing sentence punctuation.
+    /// Rule 3: trim trailing sentence punctuation, and Markdown emphasis
+    /// marks that close a run before the candidate.
     pub trim: bool,
 }
 
@@ -122,30 +126,43 @@ fn judged_to_its_end(window: &[u8], error: UrnError, grammar: Grammar) -> UrnErr
     }
 }
 
-/// The run of Markdown emphasis marks right before `at`: the mark and how
-/// many (at most three, `***`), or `None`. Three bytes before a candidate
-/// are what a stream keeps of the block before it, for the left boundary.
-fn emphasis_before(hay: &[u8], at: usize) -> Option<(u8, usize)> {
-    let before = &hay[..at];
-    let mark = *before.last().filter(|b| matches!(b, b'*' | b'_' | b'~'))?;
-    Some((mark, before.iter().rev().take(3).take_while(|&&b| b == mark).count()))
+/// Markdown emphasis marks right before a candidate, the nearest first
+/// (which is how they close after it): `**_urn:` gives `_**`.
+type Emphasis = ([u8; 3], usize);
+
+/// The run of emphasis marks (`*`, `_`, `~`) right before `at`, at most the
+/// three nearest, when it starts a word (no ASCII letter or digit before
+/// it), or `None`. Three bytes before a candidate are what a stream keeps
+/// of the block before it (for the left boundary): the byte before a run
+/// of three may be gone there, so it is not looked at, in any input.
+fn emphasis_before(hay: &[u8], at: usize) -> Option<Emphasis> {
+    let is_mark = |b: &u8| matches!(b, b'*' | b'_' | b'~');
+    let mut marks = [0u8; 3];
+    let mut n = 0;
+    for &b in hay[..at].iter().rev().take(3).take_while(|b| is_mark(b)) {
+        marks[n] = b;
+        n += 1;
+    }
+    let word_before = at > n && hay[at - n - 1].is_ascii_alphanumeric() && n < 3;
+    (n > 0 && !word_before).then_some((marks, n))
 }
 
 /// Rule 3, repeated until nothing changes; `emphasis` (see
-/// [`emphasis_before`]) is closed once, where the URN ends in its run.
+/// [`emphasis_before`]) is closed once, where the URN's trimmed text ends
+/// in its mirror image, and what that exposes is trimmed in turn.
 fn trim<'h>(
     window: &'h [u8],
     mut urn: Urn<'h>,
     grammar: Grammar,
-    mut emphasis: Option<(u8, usize)>,
+    mut emphasis: Option<Emphasis>,
 ) -> Result<Urn<'h>, UrnError> {
     let nss_start = urn.nss_range().start;
     loop {
-        let mut end = trimmed_end(urn.as_bytes(), nss_start, grammar);
-        if let Some((mark, n)) = emphasis {
-            let text = &urn.as_bytes()[..end];
-            if text.len() >= n && text[text.len() - n..].iter().all(|&b| b == mark) {
-                end -= n;
+        let text = urn.as_bytes();
+        let mut end = trimmed_end(text, nss_start, grammar, false);
+        if let Some((marks, n)) = emphasis {
+            if text[..end].ends_with(&marks[..n]) {
+                end = trimmed_end(&text[..end - n], nss_start, grammar, true);
                 emphasis = None;
             }
         }
@@ -160,10 +177,11 @@ fn trim<'h>(
 }
 
 /// Where `text` ends once trailing punctuation is dropped, never going
-/// below `floor`. A `#` goes only when trimming left it dangling: a URN that
+/// below `floor`. A `#` goes only when trimming left it dangling (or `cut`:
+/// `text` is what is left of a URN whose end was cut already): a URN that
 /// ends in `#` by itself has a valid, empty f-component; and under RFC 2141
 /// a `#` is an NSS character like any other, which never dangles.
-fn trimmed_end(text: &[u8], floor: usize, grammar: Grammar) -> usize {
+fn trimmed_end(text: &[u8], floor: usize, grammar: Grammar, cut: bool) -> usize {
     let hash_dangles = grammar == Grammar::Rfc8141;
     let mut end = text.len();
     // How many more `)` than `(` `text[..end]` holds, counted once and kept
@@ -173,7 +191,7 @@ fn trimmed_end(text: &[u8], floor: usize, grammar: Grammar) -> usize {
     while end > floor {
         let drop = match text[end - 1] {
             b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' => true,
-            b'#' => hash_dangles && end < text.len(),
+            b'#' => hash_dangles && (cut || end < text.len()),
             b')' => {
                 let n = excess.get_or_insert_with(|| close_excess(&text[..end]));
                 *n -= 1;
@@ -275,8 +293,21 @@ mod tests {
         assert_eq!(first("_urn:ab:c*"), Ok("urn:ab:c*".into()));
         // Four marks before: the three nearest count.
         assert_eq!(first("****urn:ab:c****"), Ok("urn:ab:c*".into()));
+        // Mixed marks close in mirror image (bold italic, as Prettier
+        // writes it); the same marks in another order close nothing.
+        assert_eq!(first("**_urn:ab:c_**"), Ok("urn:ab:c".into()));
+        assert_eq!(first("_**urn:ab:c**_"), Ok("urn:ab:c".into()));
+        assert_eq!(first("**_urn:ab:c**_"), Ok("urn:ab:c**_".into()));
+        // A `#` the closing exposes goes, as one trimming exposes does,
+        // whichever side of the marks the punctuation is on.
+        assert_eq!(first("**urn:ab:c#**."), Ok("urn:ab:c".into()));
+        assert_eq!(first("**urn:ab:c#.**"), Ok("urn:ab:c".into()));
+        // Inside a word, `_` (or any mark) opens no emphasis.
+        assert_eq!(first("foo_urn:ab:c_"), Ok("urn:ab:c_".into()));
+        assert_eq!(first("(_urn:ab:c_)"), Ok("urn:ab:c".into()));
         // Never into urn:NID:.
         assert_eq!(first("**urn:ab:**"), Err("nss-empty".into()));
+        assert_eq!(first("_urn:ab:_"), Err("nss-empty".into()));
         // Not when trimming is off.
         let keep = ExtractOptions { trim: false, ..ExtractOptions::default() };
         assert_eq!(first_with("**urn:ab:c**", keep), Ok("urn:ab:c**".into()));
@@ -395,14 +426,14 @@ mod tests {
     /// the prefix again each time. What it checks is the counting of `)`;
     /// the `#` condition is the rule restated, which `rfc2141_mode` and
     /// `rule3_trimming` check by example.
-    fn trimmed_end_reference(text: &[u8], floor: usize, grammar: Grammar) -> usize {
+    fn trimmed_end_reference(text: &[u8], floor: usize, grammar: Grammar, cut: bool) -> usize {
         let mut end = text.len();
         while end > floor {
             let prefix = &text[..end];
             let excess = prefix.iter().filter(|&&b| b == b')').count() > prefix.iter().filter(|&&b| b == b'(').count();
             let drop = match text[end - 1] {
                 b'.' | b',' | b';' | b':' | b'!' | b'?' | b'\'' => true,
-                b'#' => grammar == Grammar::Rfc8141 && end < text.len(),
+                b'#' => grammar == Grammar::Rfc8141 && (cut || end < text.len()),
                 b')' => excess,
                 _ => false,
             };
@@ -420,10 +451,14 @@ mod tests {
             text in proptest::collection::vec(proptest::sample::select(b"()).,#:a?".to_vec()), 0..40),
             floor in 0usize..8,
             rfc2141: bool,
+            cut: bool,
         ) {
             let floor = floor.min(text.len());
             let grammar = if rfc2141 { Grammar::Rfc2141 } else { Grammar::Rfc8141 };
-            proptest::prop_assert_eq!(trimmed_end(&text, floor, grammar), trimmed_end_reference(&text, floor, grammar));
+            proptest::prop_assert_eq!(
+                trimmed_end(&text, floor, grammar, cut),
+                trimmed_end_reference(&text, floor, grammar, cut)
+            );
         }
     }
 }

@@ -509,8 +509,24 @@ fn an_output_file_that_is_an_input_is_refused() {
         assert!(stderr(&o).contains("name one file"), "{}", stderr(&o));
     }
     assert_eq!(fs::read(&kept).unwrap(), data);
-    // Files of their own: no refusal.
+    // gen's corpus on stdout, redirected to the truth file.
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .current_dir(&dir.0)
+        .args(["gen", "--size", "4KiB", "--truth", "t.tsv"])
+        .stdout(fs::File::create(dir.path("t.tsv")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is the file standard output writes the corpus to"), "{}", stderr(&o));
+    // Files of their own: no refusal; nor for a device, where writing
+    // loses nothing (`/dev/null` read and written).
     let o = urnscan_at(&dir, &["dedup", "-q", "--rejects", "r.tsv", "d", &kept], b"");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_urnscan"))
+        .args(["dedup", "--rejects", "/dev/null"])
+        .stdin(fs::File::open("/dev/null").unwrap())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 

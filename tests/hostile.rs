@@ -908,6 +908,27 @@ fn stderr_that_cannot_be_written_loses_nothing() {
     assert_eq!(stdout(&o).lines().count(), 20_000);
 }
 
+/// A `--rejects` file that is a pipe whose reader left is a file that
+/// cannot be written: an error (status 2, named), not a closed stdout to end
+/// quietly on, which lost the classes with status 0.
+#[cfg(unix)]
+#[test]
+fn a_rejects_file_that_is_a_closed_pipe_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = write(dir.path(), "list.txt", &b"junk\nurn:ab:c\n".repeat(200_000));
+    let (err, status) = (dir.path().join("err.txt"), dir.path().join("status.txt"));
+    let script =
+        r#"{ "$0" dedup --rejects /dev/fd/3 "$1" 3>&1 >/dev/null 2>"$2"; echo $? > "$3"; } | head -1 > /dev/null"#;
+    let o = Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_urnscan"), arg(&list), arg(&err), arg(&status)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let err = fs::read_to_string(&err).unwrap();
+    assert_eq!(fs::read_to_string(&status).unwrap().trim(), "2", "{err}");
+    assert!(err.contains("cannot write /dev/fd/3") && err.contains("Broken pipe"), "{err}");
+}
+
 #[test]
 fn output_to_dev_full() {
     let Ok(full) = OpenOptions::new().write(true).open("/dev/full") else {

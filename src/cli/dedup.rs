@@ -112,11 +112,8 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
                 match feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter) {
-                    // `--rejects -` and its reader left (`| head`): a
-                    // rejected line was being written, so --strict has
-                    // its verdict.
-                    Err(e) if is_broken_pipe(&e) => return Ok(exit_status(args, input_errors, 1)),
-                    fed => fed?,
+                    Err(e) => return rejects_failed(e, args, input_errors),
+                    Ok(fed) => fed,
                 }
             }
         };
@@ -126,7 +123,9 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
             reporter.input_error(&names[i], error, cut_short);
         }
     }
-    reporter.finish_rejects()?;
+    if let Err(e) = reporter.finish_rejects() {
+        return rejects_failed(e, args, input_errors);
+    }
     progress.finish();
     // Rejects before the classes, for a reader of both streams.
     let _ = reporter.err.flush(); // Stderr never fails a run: see BestEffort.
@@ -151,6 +150,20 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     }
     let _ = reporter.err.flush();
     Ok(status)
+}
+
+/// The run's end when writing a rejected line failed. `--rejects -` whose
+/// reader left (`| head`) ends quietly, with the status known by then: a
+/// rejected line was being written, so --strict has its verdict. A
+/// `--rejects FILE` that is a pipe whose reader left is a file that cannot
+/// be written, an error (status 2), not a closed output to end quietly on.
+fn rejects_failed(e: anyhow::Error, args: &DedupArgs, input_errors: u64) -> Result<ExitCode> {
+    match (is_broken_pipe(&e), rejects_to_stdout(args)) {
+        (true, true) => Ok(exit_status(args, input_errors, 1)),
+        // Told as a message, no longer an io::Error of a closed pipe.
+        (true, false) => Err(anyhow::anyhow!("{e:#}")),
+        (false, _) => Err(e),
+    }
 }
 
 /// 2 if an input could not be read, 1 if --strict and a line was invalid, else 0.

@@ -47,6 +47,11 @@ fn one_file(path: &Path) -> String {
     format!("-o and --truth name one file, {}: give each its own", path.display())
 }
 
+/// The refusal of `--truth` naming the file stdout writes the corpus to.
+fn truth_is_stdout(path: &Path) -> String {
+    format!("--truth {} is the file standard output writes the corpus to: give each its own", path.display())
+}
+
 pub fn run(args: &GenArgs) -> Result<ExitCode> {
     let corpus_to_stdout = is_stdout(&args.output);
     let mut corpus_id = None;
@@ -64,9 +69,12 @@ pub fn run(args: &GenArgs) -> Result<ExitCode> {
         Some(path) => {
             let file = File::create(path).with_context(|| format!("cannot create truth file {}", path.display()))?;
             // Two names of one file that did not exist before (`d/../a`, a
-            // dangling link): both were created empty, nothing is lost.
-            if corpus_id.is_some() && super::FileId::of_file(&file) == corpus_id {
-                bail!("{}", one_file(path));
+            // dangling link), or stdout redirected to the truth file (`gen
+            // --truth t.tsv > t.tsv`): created empty, nothing is lost.
+            let truth_id = super::FileId::of_file(&file);
+            let corpus_id = if corpus_to_stdout { super::FileId::of_stdout() } else { corpus_id };
+            if truth_id.is_some() && truth_id == corpus_id {
+                bail!("{}", if corpus_to_stdout { truth_is_stdout(path) } else { one_file(path) });
             }
             Some(BufWriter::new(Box::new(file)))
         }

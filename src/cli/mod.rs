@@ -1109,34 +1109,47 @@ impl Command {
 /// A file's identity, its device and inode, so that two names of one file
 /// (a hard link, a symbolic link, `./a` and `a`, `d/../a`) are told as
 /// one. Used to refuse an output file that is also an input, which creating
-/// it would empty before it is read. `None` where it cannot be known: a
-/// file that does not exist, or a system other than Unix.
+/// it would empty before it is read. `None` where it cannot be known or
+/// nothing can be lost: a file that does not exist, one that is no regular
+/// file (`/dev/null` read and written is harmless), or a system other
+/// than Unix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FileId(u64, u64);
 
 impl FileId {
     #[cfg(unix)]
-    fn of(meta: &std::fs::Metadata) -> FileId {
+    fn of(meta: &std::fs::Metadata) -> Option<FileId> {
         use std::os::unix::fs::MetadataExt;
-        FileId(meta.dev(), meta.ino())
+        meta.is_file().then(|| FileId(meta.dev(), meta.ino()))
     }
 
     #[cfg(unix)]
     fn of_path(path: &std::path::Path) -> Option<FileId> {
-        std::fs::metadata(path).ok().map(|m| FileId::of(&m))
+        FileId::of(&std::fs::metadata(path).ok()?)
     }
 
     #[cfg(unix)]
     fn of_file(file: &std::fs::File) -> Option<FileId> {
-        file.metadata().ok().map(|m| FileId::of(&m))
+        FileId::of(&file.metadata().ok()?)
     }
 
     /// Stdin's file, when it is redirected from one (`< in.txt`).
     #[cfg(unix)]
     fn of_stdin() -> Option<FileId> {
         use std::os::fd::AsFd;
-        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-        FileId::of_file(&std::fs::File::from(fd))
+        FileId::of_fd(std::io::stdin().as_fd())
+    }
+
+    /// Stdout's file, when it is redirected to one (`> out.txt`).
+    #[cfg(unix)]
+    fn of_stdout() -> Option<FileId> {
+        use std::os::fd::AsFd;
+        FileId::of_fd(std::io::stdout().as_fd())
+    }
+
+    #[cfg(unix)]
+    fn of_fd(fd: std::os::fd::BorrowedFd<'_>) -> Option<FileId> {
+        FileId::of_file(&std::fs::File::from(fd.try_clone_to_owned().ok()?))
     }
 
     #[cfg(not(unix))]
@@ -1151,6 +1164,11 @@ impl FileId {
 
     #[cfg(not(unix))]
     fn of_stdin() -> Option<FileId> {
+        None
+    }
+
+    #[cfg(not(unix))]
+    fn of_stdout() -> Option<FileId> {
         None
     }
 }

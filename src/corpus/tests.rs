@@ -70,11 +70,23 @@ fn urn_at(text: &[u8], i: usize) -> Option<usize> {
     }
     // Rule 1.
     let mut len = parse_prefix(&text[i..end], Grammar::Rfc8141).ok()?.len();
+    // Rule 3'': the marks before, nearest first, closing in that order.
+    let mut marks: Vec<u8> = text[..i].iter().rev().take(3).take_while(|b| b"*_~".contains(b)).copied().collect();
+    if marks.len() < 3 && i > marks.len() && text[i - marks.len() - 1].is_ascii_alphanumeric() {
+        marks.clear();
+    }
     loop {
         // Rule 3.
         let mut cut = len;
         while cut > 0 && trimmable(&text[i..i + cut]) {
             cut -= 1;
+        }
+        if !marks.is_empty() && text[i..i + cut].ends_with(&marks) {
+            cut -= marks.len();
+            marks.clear();
+            while cut > 0 && trimmable(&text[i..i + cut]) {
+                cut -= 1;
+            }
         }
         if cut == len {
             return Some(len);
