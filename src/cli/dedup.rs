@@ -112,7 +112,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
             Ok(input) => {
                 let file = u32::try_from(i).context("too many inputs")?;
                 match feed(&mut dedup, input, open, progress.counter(), &mut binary, file, &mut reporter) {
-                    Err(e) => return rejects_failed(e, args, input_errors),
+                    Err(e) => return write_failed(e, args, input_errors),
                     Ok(fed) => fed,
                 }
             }
@@ -124,7 +124,7 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
         }
     }
     if let Err(e) = reporter.finish_rejects() {
-        return rejects_failed(e, args, input_errors);
+        return write_failed(e, args, input_errors);
     }
     progress.finish();
     // Rejects before the classes, for a reader of both streams.
@@ -152,12 +152,13 @@ pub fn run(args: &DedupArgs, ui: Ui) -> Result<ExitCode> {
     Ok(status)
 }
 
-/// The run's end when writing a rejected line failed. `--rejects -` whose
-/// reader left (`| head`) ends quietly, with the status known by then: a
-/// rejected line was being written, so --strict has its verdict. A
-/// `--rejects FILE` that is a pipe whose reader left is a file that cannot
-/// be written, an error (status 2), not a closed output to end quietly on.
-fn rejects_failed(e: anyhow::Error, args: &DedupArgs, input_errors: u64) -> Result<ExitCode> {
+/// The run's end when writing rejected lines (or spill files) failed.
+/// `--rejects -` whose reader left (`| head`) ends quietly, with the status
+/// known by then: a rejected line was being written, so --strict has its
+/// verdict. A `--rejects FILE` that is a pipe whose reader left is a file
+/// that cannot be written, an error (status 2), not a closed output to end
+/// quietly on.
+fn write_failed(e: anyhow::Error, args: &DedupArgs, input_errors: u64) -> Result<ExitCode> {
     match (is_broken_pipe(&e), rejects_to_stdout(args)) {
         (true, true) => Ok(exit_status(args, input_errors, 1)),
         // Told as a message, no longer an io::Error of a closed pipe.
@@ -806,7 +807,7 @@ fn write_summary(out: &mut impl Write, summary: &Summary, finished: Finished, hi
         writeln!(out, "{hint}")?;
     }
     if hints.is_empty() && reads_like_text(counts) && !hinted {
-        writeln!(out, "{TEXT_HINT}")?;
+        writeln!(out, "{}", text_hint("most lines"))?;
     }
     Ok(())
 }
@@ -834,19 +835,23 @@ fn write_stats_json(out: &mut impl Write, summary: &Summary, finished: Finished,
     out.write_all(b"}\n")
 }
 
-/// Said under an input's first rejects when [`TextWatch`] judges it text.
-fn early_text_hint(name: &str) -> String {
-    let name = if name == "-" { "standard input" } else { name };
+/// The hint for text given for a dataset: `lines` do not start with
+/// `urn:` (`most lines` after the summary when [`reads_like_text`], `most
+/// lines of app.log so far` under an input's first rejects, when
+/// [`TextWatch`] judges it text).
+fn text_hint(lines: &str) -> String {
     format!(
-        "hint: most lines of {name} so far do not start with \"urn:\": `urnscan dedup` reads one URN per line; \
-         to find the URNs inside running text, use `urnscan scan --unique`. Its further lines not starting \
-         with \"urn:\" are counted, not shown (--rejects FILE lists every rejected line)"
+        "hint: {lines} do not start with \"urn:\": `urnscan dedup` reads one URN per line; to find the URNs \
+         inside running text, use `urnscan scan --unique`"
     )
 }
 
-/// Said after the summary when [`reads_like_text`].
-const TEXT_HINT: &str = "hint: most lines do not start with \"urn:\": `urnscan dedup` reads one URN per \
-                         line; to find the URNs inside running text, use `urnscan scan --unique`";
+/// [`text_hint`] under an input's first rejects, and what becomes of the rest.
+fn early_text_hint(name: &str) -> String {
+    let name = if name == "-" { "standard input" } else { name };
+    let hint = text_hint(&format!("most lines of {name} so far"));
+    format!("{hint}. Its further lines not starting with \"urn:\" are counted, not shown (--rejects FILE lists every rejected line)")
+}
 
 /// Whether more lines fail to start with `urn:` (`not-urn`) than start
 /// with it, valid or not (every other non-empty line): text given to
