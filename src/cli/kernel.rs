@@ -20,8 +20,8 @@ pub struct SearchArgs {
     /// times each. Speed only: the output is the same for any value.
     #[arg(long, value_enum, default_value_t = KernelArg::Auto)]
     kernel: KernelArg,
-    /// Software prefetch in the avx2 and sse2 kernels: auto turns it on for Intel CPUs and AMD ones
-    /// from Zen 5 on, where it was measured to help. Speed only, as --kernel.
+    /// Software prefetch in the avx2 and sse2 kernels: auto turns it on for Intel CPUs, Zen 3 EPYC
+    /// and AMD CPUs from Zen 5 on, where it was measured to help. Speed only, as --kernel.
     #[arg(long, value_enum, default_value_t = PrefetchArg::Auto)]
     prefetch: PrefetchArg,
 }

@@ -223,6 +223,21 @@ fn question_marks_and_components() {
 }
 
 #[test]
+fn percent_encoded_octet_zero_is_grammar_under_both() {
+    // RFC 2141 §2.4 says octet 0 "should NEVER be used", even as "%00", but
+    // its grammar admits every "%" <hex> <hex>, and so does RFC 3986's
+    // pct-encoded: urnscan judges by the grammar (README, "What counts as a
+    // URN").
+    for g in [R8, R2] {
+        assert_eq!(ok("urn:ab:a%00b", g).nss(), "a%00b");
+        assert_eq!(ok("URN:AB:%00", g).key(), "urn:ab:%00");
+    }
+    // A NUL byte itself is no NSS character in either.
+    assert_eq!(err("urn:ab:a\0b", R8), (NssBadChar, 8));
+    assert_eq!(err("urn:ab:a\0b", R2), (NssBadChar, 8));
+}
+
+#[test]
 fn slash_tilde_ampersand_in_both_grammars() {
     assert_eq!(err("urn:ab:/x", R8), (NssLeadingSlash, 7));
     assert_eq!(ok("urn:ab:/x", R2).nss(), "/x");

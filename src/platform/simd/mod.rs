@@ -34,11 +34,12 @@
 //! block plus 3 bytes go down to SSE2 (19 bytes), then scalar. The scalar
 //! kernel runs the same cheap test as SWAR on four 8-byte words per turn.
 //! The x86_64 main loops can also prefetch the haystack 4 KiB ahead: the
-//! search is bound by memory, and on Intel VMs and an AMD Zen 5 one the
-//! hardware prefetcher alone left it slower than a plain read, while on an
-//! AMD Zen 4 one the extra requests made it slower (see `x86_64/mod.rs`).
-//! The finder turns it on for Intel CPUs and AMD CPUs from Zen 5 (family
-//! 26) on ([`UrnFinder::prefetches`]).
+//! search is bound by memory, and on Intel VMs and AMD Zen 3 and Zen 5 ones
+//! the hardware prefetcher alone left it slower than with the prefetch,
+//! while on an AMD Zen 4 one the extra requests made it slower (see
+//! `x86_64/mod.rs`). The finder turns it on for Intel CPUs, Zen 3 EPYC
+//! (family 25, models 0-15) and AMD CPUs from Zen 5 (family 26) on
+//! ([`UrnFinder::prefetches`]).
 //!
 //! # Measured
 //!
@@ -162,7 +163,8 @@ impl UrnFinder {
 
     /// The same finder with software prefetch of the haystack turned on or
     /// off. It changes speed only, never a result; by default it is on
-    /// where it was measured to help (Intel CPUs, AMD CPUs from Zen 5 on).
+    /// where it was measured to help (Intel CPUs, Zen 3 EPYC, AMD CPUs from
+    /// Zen 5 on).
     /// Ignored by the scalar kernel.
     pub fn with_prefetch(self, prefetch: bool) -> UrnFinder {
         UrnFinder { prefetch, ..self }
@@ -441,7 +443,8 @@ mod tests {
 
     /// The default follows the CPU vendor and family as the kernel reads
     /// them from `cpuid`; Linux reports the same in /proc/cpuinfo. On: Intel,
-    /// and AMD from family 26 (Zen 5) on.
+    /// AMD family 25 models 0-15 (Zen 3 EPYC), and AMD from family 26 (Zen
+    /// 5) on.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     #[test]
     fn prefetch_default_follows_the_cpu_vendor_and_family() {
@@ -454,12 +457,13 @@ mod tests {
             return;
         };
         let family: u32 = family.parse().expect("a decimal cpu family");
+        let model: u32 = field("model").and_then(|m| m.parse().ok()).expect("a decimal model");
         let expected = match vendor.as_str() {
             "GenuineIntel" => true,
-            "AuthenticAMD" => family >= 26,
+            "AuthenticAMD" => family >= 26 || (family == 25 && model <= 15),
             _ => false,
         };
-        assert_eq!(UrnFinder::new().prefetches(), expected, "{vendor}, family {family}");
+        assert_eq!(UrnFinder::new().prefetches(), expected, "{vendor}, family {family}, model {model}");
         for k in Kernel::available() {
             assert_eq!(UrnFinder::with_kernel(k).unwrap().prefetches(), expected);
         }

@@ -2,7 +2,7 @@
 //! run time by `Kernel::is_available`; callers of these `unsafe fn`s must
 //! have checked the feature first.
 //!
-//! # Software prefetch: on for Intel and AMD Zen 5, off elsewhere
+//! # Software prefetch: on for Intel, AMD Zen 5 and Zen 3 EPYC, off elsewhere
 //!
 //! Both main loops can ask for the haystack [`PREFETCH_AHEAD`] bytes ahead
 //! of the turn they test (the `PREFETCH` parameter). Whether that helps
@@ -31,19 +31,38 @@
 //!   without it 81.8–92.1. That is with the AVX2 loop's one-cache-line
 //!   turn when prefetching; its former 128-byte turn took 96.8–98.7 ms with
 //!   the prefetch there (see `avx2.rs`).
+//! - AMD EPYC KVM guest (2 vCPUs; family 25, model 1: Zen 3, Milan), whole
+//!   `urnscan scan --count` processes in 15 interleaved rounds
+//!   (`benches/ab.sh`), medians: one thread 138 -> 124 ms with the
+//!   prefetch (file cached in 4 KiB folios) and 131 -> 118 ms (mostly
+//!   2 MiB folios), two threads 88 -> 85 and 89 -> 84 ms; `scan --unique
+//!   --stats`, one thread, 257 -> 233 ms. Zen 3 behaves as Zen 5 does, not
+//!   as Zen 4 of the same family 25: the rule tells them apart by model,
+//!   on only for models 0x00-0x0F (the EPYC 7003 parts measured; the
+//!   desktop and mobile Zen 3 models, 0x20-0x5F, were not).
 
 use crate::platform::prefetch::prefetch;
 
 /// Whether this CPU's search should prefetch ahead: on Intel CPUs (the
-/// `GenuineIntel` vendor string of `cpuid` leaf 0) and on AMD CPUs of
-/// family 26 (Zen 5) or later, where it was measured to help, and not on
-/// older AMD CPUs or other vendors (see the module docs).
+/// `GenuineIntel` vendor string of `cpuid` leaf 0), on AMD CPUs of family
+/// 26 (Zen 5) or later and on Zen 3 EPYC (family 25, models 0x00-0x0F),
+/// where it was measured to help, and not on Zen 4 (family 25 too), older
+/// AMD CPUs or other vendors (see the module docs).
 pub(super) fn software_prefetch_helps() -> bool {
     let id = cpuid(0);
     let vendor = [id.ebx.to_le_bytes(), id.edx.to_le_bytes(), id.ecx.to_le_bytes()].concat();
     match &vendor[..] {
         b"GenuineIntel" => true,
-        b"AuthenticAMD" => family(cpuid(1).eax) >= ZEN5_FAMILY,
+        b"AuthenticAMD" => amd_prefetch_helps(cpuid(1).eax),
+        _ => false,
+    }
+}
+
+/// The AMD part of [`software_prefetch_helps`], from `cpuid` leaf 1 `eax`.
+fn amd_prefetch_helps(eax: u32) -> bool {
+    match family(eax) {
+        f if f >= ZEN5_FAMILY => true,
+        ZEN3_ZEN4_FAMILY => model(eax) <= ZEN3_EPYC_LAST_MODEL,
         _ => false,
     }
 }
@@ -60,6 +79,11 @@ fn cpuid(leaf: u32) -> std::arch::x86_64::CpuidResult {
 /// The first AMD CPU family (0x1A) whose search runs faster with the
 /// software prefetch.
 const ZEN5_FAMILY: u32 = 0x1A;
+/// The AMD family of Zen 3 and Zen 4 (0x19), told apart by model.
+const ZEN3_ZEN4_FAMILY: u32 = 0x19;
+/// The last model of that family that is Zen 3 EPYC (7003, "Milan"):
+/// Zen 4 EPYC starts at 0x10.
+const ZEN3_EPYC_LAST_MODEL: u32 = 0x0F;
 
 /// The CPU family of a `cpuid` leaf 1 `eax`: the base family (bits 8-11),
 /// plus the extended family (bits 20-27) when the base family is 0xF, as
@@ -70,6 +94,17 @@ fn family(eax: u32) -> u32 {
         base + ((eax >> 20) & 0xFF)
     } else {
         base
+    }
+}
+
+/// The CPU model of a `cpuid` leaf 1 `eax`: the base model (bits 4-7),
+/// with the extended model (bits 16-19) above it when the base family is
+/// 0x6 or 0xF, as the Intel and AMD manuals define it.
+fn model(eax: u32) -> u32 {
+    let base = (eax >> 4) & 0xF;
+    match (eax >> 8) & 0xF {
+        0x6 | 0xF => base | (((eax >> 16) & 0xF) << 4),
+        _ => base,
     }
 }
 
@@ -97,7 +132,7 @@ fn prefetch_ahead(hay: &[u8], at: usize, len: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::family;
+    use super::{amd_prefetch_helps, family, model};
 
     #[test]
     fn family_adds_the_extended_family_only_past_base_0xf() {
@@ -112,6 +147,28 @@ mod tests {
     }
 
     #[test]
+    fn model_adds_the_extended_model_past_base_family_0x6_and_0xf() {
+        assert_eq!(model(0x000C_06F2), 207, "Intel Xeon: family 6, model 207");
+        assert_eq!(model(0x000A_0671), 167, "Intel Xeon: family 6, model 167");
+        assert_eq!(model(0x00A0_0F11), 1, "AMD EPYC Zen 3: family 25, model 1");
+        assert_eq!(model(0x00A1_0F11), 17, "AMD EPYC Zen 4: family 25, model 17");
+        assert_eq!(model(0x00B0_0F21), 2, "AMD EPYC Zen 5: family 26, model 2");
+        // Base family 5 (a Pentium): the extended model is not read.
+        assert_eq!(model(0x000F_0543), 4);
+    }
+
+    #[test]
+    fn amd_prefetch_follows_the_measured_machines() {
+        // BENCHMARKS.md and the module docs: on for Zen 3 EPYC and Zen 5,
+        // off for Zen 4 (same family as Zen 3) and for families before.
+        assert!(amd_prefetch_helps(0x00A0_0F11), "Zen 3, family 25 model 1");
+        assert!(!amd_prefetch_helps(0x00A1_0F11), "Zen 4, family 25 model 17");
+        assert!(amd_prefetch_helps(0x00B0_0F21), "Zen 5, family 26 model 2");
+        assert!(!amd_prefetch_helps(0x0083_0F10), "Zen 2, family 23 model 49");
+        assert!(!amd_prefetch_helps(0x00A2_0F10), "Zen 3 desktop, family 25 model 33: not measured");
+    }
+
+    #[test]
     fn family_agrees_with_the_kernel() {
         let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else { return };
         let Some(line) = cpuinfo.lines().find(|l| l.starts_with("cpu family")) else { return };
@@ -119,5 +176,17 @@ mod tests {
             return;
         };
         assert_eq!(family(super::cpuid(1).eax), kernel);
+    }
+
+    #[test]
+    fn model_agrees_with_the_kernel() {
+        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else { return };
+        let Some(line) = cpuinfo.lines().find(|l| l.split(':').next().map(str::trim) == Some("model")) else {
+            return;
+        };
+        let Some(Ok(kernel)) = line.split(':').nth(1).map(|f| f.trim().parse::<u32>()) else {
+            return;
+        };
+        assert_eq!(model(super::cpuid(1).eax), kernel);
     }
 }
