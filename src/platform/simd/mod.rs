@@ -441,23 +441,24 @@ mod tests {
         }
     }
 
-    /// The default follows the CPU vendor and family as the kernel reads
+    /// The default follows the CPU vendor, family and model as the kernel reads
     /// them from `cpuid`; Linux reports the same in /proc/cpuinfo. On: Intel,
     /// AMD family 25 models 0-15 (Zen 3 EPYC), and AMD from family 26 (Zen
     /// 5) on.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     #[test]
-    fn prefetch_default_follows_the_cpu_vendor_and_family() {
+    fn prefetch_default_follows_the_cpu_vendor_family_and_model() {
         let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return };
         let field = |name: &str| {
             let line = info.lines().find(|l| l.split(':').next().map(str::trim) == Some(name))?;
             Some(line.split(':').nth(1)?.trim().to_string())
         };
-        let (Some(vendor), Some(family)) = (field("vendor_id"), field("cpu family")) else {
+        let (Some(vendor), Some(family), Some(model)) = (field("vendor_id"), field("cpu family"), field("model"))
+        else {
             return;
         };
         let family: u32 = family.parse().expect("a decimal cpu family");
-        let model: u32 = field("model").and_then(|m| m.parse().ok()).expect("a decimal model");
+        let model: u32 = model.parse().expect("a decimal model");
         let expected = match vendor.as_str() {
             "GenuineIntel" => true,
             "AuthenticAMD" => family >= 26 || (family == 25 && model <= 15),
