@@ -108,11 +108,10 @@ impl fmt::Display for DecodeError {
     }
 }
 
-impl std::error::Error for DecodeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
+/// The decoder's error is part of the message, so it is not also the
+/// [`source`](std::error::Error::source): a reporter of the chain would say
+/// it twice. The [`DecodeError::source`] field holds it.
+impl std::error::Error for DecodeError {}
 
 /// A decoder whose errors say which format was being decoded.
 struct Labelled<R> {
@@ -273,6 +272,18 @@ mod tests {
         assert_eq!(decode.codec, Codec::Gzip);
         assert!(err.to_string().starts_with("gzip data is corrupt or truncated"), "{err}");
         assert_eq!(decode.hint(), "check the archive with `gzip -t`", "what to do, in words true for any program");
+    }
+
+    /// The decoder's error is in the message and not the source: as both,
+    /// a reporter of the chain printed "gzip data is corrupt or truncated:
+    /// bad header: bad header".
+    #[test]
+    fn a_decode_error_says_its_cause_once() {
+        let e = DecodeError { codec: Codec::Zstd, source: io::Error::other("bad header") };
+        assert_eq!(crate::error::chain_report(&e), "zstd data is corrupt or truncated: bad header");
+        // As it reaches a program: inside the io::Error a decoder returns.
+        let wrapped = io::Error::new(io::ErrorKind::InvalidData, e);
+        assert_eq!(crate::error::chain_report(&wrapped), "zstd data is corrupt or truncated: bad header");
     }
 
     #[test]

@@ -260,6 +260,22 @@ impl fmt::Display for UrnError {
 
 impl std::error::Error for UrnError {}
 
+/// What a reporter of an error chain prints (anyhow's `{:#}`): the
+/// error's message, then each source's, joined by ": ". The tests of each
+/// error type check with it that a cause is said once (the crate doc,
+/// "Errors").
+#[cfg(test)]
+pub(crate) fn chain_report(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut report = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        report.push_str(": ");
+        report.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    report
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,6 +112,18 @@
 //! assert!(events.iter().all(|e| matches!(e, Event::Urn { len: 19, .. })));
 //! # Ok::<(), urnscan::rayon::ThreadPoolBuildError>(())
 //! ```
+//!
+//! ## Errors
+//!
+//! Each error type is concrete and public, with its parts in public
+//! fields, and says each cause once: either in its own message, and then
+//! [`source`](std::error::Error::source) is `None` ([`source::InputError`]
+//! says the I/O error, [`nid::InvalidNid`] the grammar's reason,
+//! [`decompress::DecodeError`] the decoder's error), or as its `source`,
+//! and then not in its message ([`lines::FeedError`], whose message says
+//! which side failed). So printing the message alone (`{}`) never leaves a
+//! cause out, and printing the whole chain (anyhow's `{:#}`) never says
+//! one twice.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

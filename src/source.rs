@@ -1055,6 +1055,9 @@ mod tests {
         let said = "a.gz: gzip data is corrupt or truncated: eof (check the archive with `gzip -t`)";
         assert_eq!(decode.to_string(), said);
         assert!(decode.decode_error().is_some());
+        // Its causes are said once, in its message (the crate doc,
+        // "Errors"), also by a reporter of the chain.
+        assert_eq!(crate::error::chain_report(&decode), said);
     }
 
     /// A walk that follows links reports a loop with the walker's words and

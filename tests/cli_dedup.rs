@@ -796,6 +796,34 @@ fn text_is_hinted_at_early_and_its_further_lines_counted() {
     assert!(stderr(&o).contains("-: 80 more lines"), "{}", stderr(&o));
 }
 
+/// Blank lines are left out of the early hint's count, as out of the
+/// summary's: prose with two blank lines after each line (paragraphs,
+/// double spacing) is hinted at by its 20th line of text, its 58th line,
+/// where the blank lines once kept its text under half its lines and
+/// every line of it was shown. A dataset under blank lines whose text is
+/// a third of its URN lines is still never hinted at.
+#[test]
+fn text_under_blank_lines_is_hinted_at_early_too() {
+    let dir = TempDir::new("early-hint-blank");
+    let text: String = (1..=100).map(|i| format!("prose line {i}\n \n\n")).collect();
+    let prose = dir.file("prose.txt", text.as_bytes());
+    let o = dedup(&[&prose], b"");
+    let err = stderr(&o);
+    let shown: Vec<u64> = reject_messages(&o).iter().map(|(_, l, _)| *l).collect();
+    assert_eq!(shown, (0..20).map(|i| 3 * i + 1).collect::<Vec<u64>>(), "{err}");
+    let hint = format!("hint: most lines of {prose} so far do not start with \"urn:\"");
+    let after = err.split_once(&format!("{prose}:58: ")).unwrap().1.lines().nth(1).unwrap();
+    assert!(after.starts_with(&hint), "{err}");
+    assert!(err.contains(&format!("{prose}: 80 more lines not starting with \"urn:\" not shown\n")), "{err}");
+    assert_eq!(summary(&o)["empty"], 200);
+
+    let mixed: String = (1..=30).map(|i| format!("note {i}\n\n\n\nurn:ab:{i}\nurn:ab:x\n\n")).collect();
+    let other = dir.file("mixed.txt", mixed.as_bytes());
+    let o = dedup(&[&other], b"");
+    assert_eq!(reject_messages(&o).len(), 30, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("so far"), "{}", stderr(&o));
+}
+
 #[test]
 fn unreadable_input_is_reported_and_the_others_processed() {
     let dir = TempDir::new("unreadable");

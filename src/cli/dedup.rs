@@ -446,19 +446,18 @@ enum TextVerdict {
 }
 
 impl TextWatch {
-    /// A not-urn reject at line `line` of the current input: hinted once
-    /// more than half the lines up to it are not-urn, after the first
-    /// [`SHOWN_BEFORE_HINT`]. Only rejects come here, so the empty lines
-    /// among them count against the hint (the summary's rule leaves them
-    /// out): text under more blank lines than lines is hinted at only after
-    /// the summary.
-    fn see(&mut self, line: u64) -> TextVerdict {
+    /// A not-urn reject that is the `judged`-th line of the current input
+    /// not empty ([`Reject::empty_before`] left out of its line number, as
+    /// the summary's rule leaves out empty lines): hinted once more than
+    /// half the lines judged up to it are not-urn, after the first
+    /// [`SHOWN_BEFORE_HINT`].
+    fn see(&mut self, judged: u64) -> TextVerdict {
         if self.hinted {
             self.hidden += 1;
             return TextVerdict::Hide;
         }
         self.not_urn += 1;
-        if self.not_urn >= SHOWN_BEFORE_HINT && self.not_urn * 2 > line {
+        if self.not_urn >= SHOWN_BEFORE_HINT && self.not_urn * 2 > judged {
             (self.hinted, self.hinted_any) = (true, true);
             return TextVerdict::ShowAndHint;
         }
@@ -523,7 +522,7 @@ impl<'a> Reporter<'a> {
             None if self.quiet => Ok(()),
             None => {
                 let verdict = match r.error.kind() {
-                    ErrorKind::NotUrn => self.text.see(r.line),
+                    ErrorKind::NotUrn => self.text.see(r.line - r.empty_before),
                     _ => TextVerdict::Show,
                 };
                 if verdict != TextVerdict::Hide {

@@ -219,7 +219,24 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, DEFAULT_DECOYS, DEFAULT_DISTINCT};
+
+    /// `--decoys` and `--distinct` have no clap default (a default that
+    /// does not fit is left out of the warnings, which need to know whether
+    /// the value was given), so their help says the default in words: the
+    /// words must be the value used.
+    #[test]
+    fn help_says_the_defaults_used() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let gen = cli.find_subcommand("gen").expect("gen");
+        let help = |id: &str| {
+            let arg = gen.get_arguments().find(|a| a.get_id() == id).unwrap_or_else(|| panic!("no --{id}"));
+            arg.get_help().map(ToString::to_string).unwrap_or_default()
+        };
+        assert!(help("decoys").contains(&format!("(default: {DEFAULT_DECOYS})")), "{}", help("decoys"));
+        assert!(help("distinct").contains(&format!("(default: {DEFAULT_DISTINCT})")), "{}", help("distinct"));
+    }
 
     #[test]
     fn sizes() {

@@ -36,6 +36,8 @@ pub(super) struct Rec {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RejectRec {
     pub(super) line: u32,
+    /// The chunk's empty lines before it.
+    pub(super) empty_before: u32,
     /// Where the line's text is in [`ChunkOut::reject_text`].
     pub(super) start: u64,
     pub(super) len: u64,
@@ -155,7 +157,8 @@ impl ChunkOut {
                 self.invalid[kind] += 1;
                 let at = self.reject_text.len();
                 self.reject_text.extend_from_slice(&chunk[start..start + len]);
-                self.rejects.push(RejectRec { line: index, start: at as u64, len: len as u64, error });
+                let empty_before = self.empty as u32;
+                self.rejects.push(RejectRec { line: index, empty_before, start: at as u64, len: len as u64, error });
             }
         }
     }

@@ -340,6 +340,13 @@ pub struct Reject<'a> {
     pub file: u32,
     /// 1-based line number.
     pub line: u64,
+    /// How many of the input's lines before this one are empty (nothing
+    /// but whitespace): `line - empty_before` is its number among the lines
+    /// that were judged, which a caller needs to tell, as it goes, whether
+    /// most of an input's lines are rejected (`urnscan dedup` hints at
+    /// `scan` once most are not-urn, blank lines left out as in its
+    /// summary).
+    pub empty_before: u64,
     /// The line without its surrounding whitespace (what was judged).
     pub text: &'a [u8],
     /// Why it is not a URN; the offset is into `text`.
@@ -433,6 +440,8 @@ pub struct LineDedup {
     progress: Option<Arc<AtomicU64>>,
     /// Whether the count phase runs ([`LineDedup::parse_only`]).
     count_keys: bool,
+    /// The empty lines of the current input fed so far ([`Reject::empty_before`]).
+    input_empty: u64,
 }
 
 /// Its settings and counts so far, not its tables.
@@ -477,6 +486,7 @@ impl LineDedup {
             chunks: Vec::new(),
             progress: opts.progress,
             count_keys: true,
+            input_empty: 0,
         }
     }
 
@@ -622,6 +632,9 @@ impl LineDedup {
         on_reject: &mut RejectSink<'_>,
     ) -> Result<u64, FeedError> {
         let block = if first_line == 1 { self.past_utf8_bom(block) } else { block };
+        if first_line == 1 {
+            self.input_empty = 0;
+        }
         let target = (block.len() / (rayon::current_num_threads() * 4)).max(MIN_CHUNK);
         let judge = Judge { grammar: self.grammar, ns_rules: self.ns_rules, nids: self.nids.as_ref() };
         let ranges = line_ranges(block, target);
@@ -654,9 +667,10 @@ impl LineDedup {
             self.counts.add(out);
             for r in &out.rejects {
                 let text = out.reject_text(r);
-                on_reject(&Reject { file, line: base + u64::from(r.line), text, error: r.error })
-                    .map_err(FeedError::Write)?;
+                let (line, empty_before) = (base + u64::from(r.line), self.input_empty + u64::from(r.empty_before));
+                on_reject(&Reject { file, line, empty_before, text, error: r.error }).map_err(FeedError::Write)?;
             }
+            self.input_empty += out.empty;
         }
         self.spill_if_over_limit().map_err(FeedError::Write)?;
         Ok(next - first_line)

@@ -593,3 +593,43 @@ fn a_feed_error_says_its_cause_once() {
     assert_eq!(e.to_string(), "cannot write the rejected lines or the spill files");
     assert_eq!(std::error::Error::source(&e).map(ToString::to_string).as_deref(), Some("stop"));
 }
+
+/// Each reject says how many lines of its input before it are empty
+/// (nothing but whitespace), counted afresh for each input, whether the
+/// input comes whole, in small blocks or as a stream: the count a plain
+/// walk over the lines gives.
+#[test]
+fn a_reject_counts_the_empty_lines_of_its_input_before_it() {
+    let mut a = mixed_input(20_000);
+    a.extend_from_slice(b" \t\r\nnot a urn\n\n\x0c\nurn:ex:caf\xc3\xa9");
+    let b: &[u8] = b"\n\nnot a urn\n";
+    let inputs: [&[u8]; 3] = [&a, b, &a];
+    let mut want = Vec::new();
+    for (file, input) in inputs.iter().enumerate() {
+        let mut empty = 0;
+        for (i, line) in input.split(|&b| b == b'\n').enumerate() {
+            if trim_line(line).is_empty() {
+                empty += 1;
+            } else if crate::grammar::parse(trim_line(line), Grammar::Rfc8141).is_err() {
+                want.push((file as u32, i as u64 + 1, empty));
+            }
+        }
+    }
+    assert!(want.len() > 1_000 && want.iter().any(|w| w.2 > 1_000), "rejects after many empty lines");
+    let small = DedupOptions { block_size: 1, ..opts() };
+    for (opts, stream) in [(opts(), false), (opts(), true), (small.clone(), false), (small, true)] {
+        let mut dedup = LineDedup::new(opts).parse_only();
+        let mut got = Vec::new();
+        for (file, input) in inputs.iter().enumerate() {
+            let mut sink = |r: &Reject<'_>| {
+                got.push((r.file, r.line, r.empty_before));
+                Ok(())
+            };
+            match stream {
+                true => dedup.add_reader(&mut &input[..], file as u32, &mut sink).unwrap(),
+                false => dedup.add_bytes(input, file as u32, &mut sink).unwrap(),
+            };
+        }
+        assert!(got == want, "stream {stream}: {} rejects, {} wanted", got.len(), want.len());
+    }
+}

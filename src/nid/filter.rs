@@ -136,6 +136,16 @@ mod tests {
         }
     }
 
+    /// The grammar's reason is in the message, so it is not the source too
+    /// (the crate doc, "Errors"): said once however the error is printed.
+    #[test]
+    fn an_invalid_nid_says_its_reason_once() {
+        let e = NidFilter::new(["a_b"], Grammar::Rfc8141).unwrap_err();
+        let reason = e.error.as_ref().expect("the grammar's error").description();
+        assert_eq!(crate::error::chain_report(&e), format!("\"a_b\" is not a namespace identifier (NID): {reason}"));
+        assert_eq!(crate::error::chain_report(&e).matches(reason).count(), 1);
+    }
+
     #[test]
     fn repeats_are_one_nid() {
         assert_eq!(filter(&["isbn", "ISBN", "Isbn"]), filter(&["isbn"]));

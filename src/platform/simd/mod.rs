@@ -248,6 +248,18 @@ pub fn read_every_byte(hay: &[u8]) -> u8 {
     hay.iter().fold(0, |a, &b| a ^ b)
 }
 
+/// The value of field `name` in /proc/cpuinfo (its first processor), as
+/// Linux decodes it from `cpuid`: the tests compare our own decoding and
+/// defaults with it. `None` where the file or the field is missing (other
+/// systems, sandboxes), and those tests then have nothing to compare.
+#[cfg(all(test, target_arch = "x86_64"))]
+fn cpuinfo_field(name: &str) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    // Fields are `name<tabs>: value`; "model" is also the start of "model name".
+    let line = info.lines().find(|l| l.split(':').next().map(str::trim) == Some(name))?;
+    Some(line.split_once(':')?.1.trim().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,11 +460,7 @@ mod tests {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     #[test]
     fn prefetch_default_follows_the_cpu_vendor_family_and_model() {
-        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return };
-        let field = |name: &str| {
-            let line = info.lines().find(|l| l.split(':').next().map(str::trim) == Some(name))?;
-            Some(line.split(':').nth(1)?.trim().to_string())
-        };
+        let field = super::cpuinfo_field;
         let (Some(vendor), Some(family), Some(model)) = (field("vendor_id"), field("cpu family"), field("model"))
         else {
             return;

@@ -133,6 +133,7 @@ fn prefetch_ahead(hay: &[u8], at: usize, len: usize) {
 #[cfg(test)]
 mod tests {
     use super::{amd_prefetch_helps, family, model};
+    use crate::platform::simd::cpuinfo_field;
 
     #[test]
     fn family_adds_the_extended_family_only_past_base_0xf() {
@@ -170,23 +171,13 @@ mod tests {
 
     #[test]
     fn family_agrees_with_the_kernel() {
-        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else { return };
-        let Some(line) = cpuinfo.lines().find(|l| l.starts_with("cpu family")) else { return };
-        let Some(Ok(kernel)) = line.split(':').nth(1).map(|f| f.trim().parse::<u32>()) else {
-            return;
-        };
-        assert_eq!(family(super::cpuid(1).eax), kernel);
+        let Some(kernel) = cpuinfo_field("cpu family") else { return };
+        assert_eq!(family(super::cpuid(1).eax).to_string(), kernel);
     }
 
     #[test]
     fn model_agrees_with_the_kernel() {
-        let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else { return };
-        let Some(line) = cpuinfo.lines().find(|l| l.split(':').next().map(str::trim) == Some("model")) else {
-            return;
-        };
-        let Some(Ok(kernel)) = line.split(':').nth(1).map(|f| f.trim().parse::<u32>()) else {
-            return;
-        };
-        assert_eq!(model(super::cpuid(1).eax), kernel);
+        let Some(kernel) = cpuinfo_field("model") else { return };
+        assert_eq!(model(super::cpuid(1).eax).to_string(), kernel);
     }
 }
