@@ -590,8 +590,9 @@ fn nid_stats_of_mixed_input_in_every_mode() {
 #[test]
 fn a_feed_error_says_its_cause_once() {
     let e = FeedError::Write(io::Error::other("stop"));
-    assert_eq!(e.to_string(), "cannot write the rejected lines or the spill files");
-    assert_eq!(std::error::Error::source(&e).map(ToString::to_string).as_deref(), Some("stop"));
+    assert_eq!(crate::error::chain_report(&e), "cannot write the rejected lines or the spill files: stop");
+    let e = FeedError::Read(io::Error::other("cut"));
+    assert_eq!(crate::error::chain_report(&e), "cannot read the input: cut");
 }
 
 /// Each reject says how many lines of its input before it are empty
