@@ -591,6 +591,8 @@ fn nid_stats_of_mixed_input_in_every_mode() {
 fn a_feed_error_says_its_cause_once() {
     let e = FeedError::Write(io::Error::other("stop"));
     assert_eq!(crate::error::chain_report(&e), "cannot write the rejected lines or the spill files: stop");
+    // The I/O error stays reachable as the source, for callers that look at its kind.
+    assert_eq!(std::error::Error::source(&e).map(ToString::to_string).as_deref(), Some("stop"));
     let e = FeedError::Read(io::Error::other("cut"));
     assert_eq!(crate::error::chain_report(&e), "cannot read the input: cut");
 }
