@@ -118,6 +118,7 @@ fn low_bytes(w: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::simd::tests::{lengths, offsets, tested};
 
     /// The reference: whole blocks while every unit is below 0x80, a unit
     /// at a time.
@@ -138,7 +139,8 @@ mod tests {
     }
 
     fn kernels() -> Vec<NarrowKernel> {
-        [NarrowKernel::Scalar, NarrowKernel::Sse2].into_iter().filter(|k| k.is_available()).collect()
+        let available = [NarrowKernel::Scalar, NarrowKernel::Sse2].into_iter().filter(|k| k.is_available()).collect();
+        tested(available, NarrowKernel::Scalar)
     }
 
     fn check(units: &[u8], big_endian: bool) {
@@ -184,14 +186,21 @@ mod tests {
             struct Aligned([u8; 320]);
             let mut aligned = Box::new(Aligned([0; 320]));
             let room = &mut aligned.0;
-            for start in 0..BLOCK_BYTES {
-                for len in 0..=256 {
+            // Under Miri, lengths cut the 32-byte blocks at 0 to 2, 30 and
+            // 31 bytes into one.
+            let cut = |len: usize| !cfg!(miri) || matches!(len % BLOCK_BYTES, 0..=2 | 30 | 31);
+            for start in offsets(BLOCK_BYTES) {
+                for len in lengths(256).filter(|&len| cut(len)) {
                     room[start..start + len].copy_from_slice(&base[..len]);
                     check(&room[start..start + len], big_endian);
-                    let positions: Vec<usize> =
-                        if start == 0 { (0..len).collect() } else { [0, len / 2, len.saturating_sub(1)].to_vec() };
+                    let positions: Vec<usize> = if start == 0 && !cfg!(miri) {
+                        (0..len).collect()
+                    } else {
+                        [0, len / 2, len.saturating_sub(1)].to_vec()
+                    };
                     for at in positions.into_iter().filter(|&at| at < len) {
-                        for bad in [0x80, 0xff, 0x01] {
+                        let bads: &[u8] = if cfg!(miri) { &[0xff] } else { &[0x80, 0xff, 0x01] };
+                        for &bad in bads {
                             let saved = room[start + at];
                             room[start + at] |= bad;
                             check(&room[start..start + len], big_endian);
@@ -207,6 +216,7 @@ mod tests {
         /// Mostly ASCII units, some of any value, and sometimes an odd
         /// last byte.
         #[test]
+        #[cfg_attr(miri, ignore = "the sweeps reach every load; too slow interpreted")]
         fn kernels_agree_on_random_units(
             units in proptest::collection::vec(proptest::prop_oneof![9 => 0u16..0x80, 1 => proptest::prelude::any::<u16>()], 0..150),
             odd in proptest::option::of(proptest::prelude::any::<u8>()),
