@@ -410,9 +410,9 @@ mod tests {
         }
         let mut rng = Rng(0x5eed);
         const BYTES: &[u8] = b"%%%aAfF09gz`{~\x7f\xe5\xc5";
-        let offsets: &[usize] = if cfg!(miri) { &[0, 31] } else { &[0, 1, 7, 31] };
+        let starts: &[usize] = if cfg!(miri) { &[0, 31] } else { &[0, 1, 7, 31] };
         for len in lengths(256) {
-            for &offset in offsets {
+            for &offset in starts {
                 let buf: Vec<u8> = (0..offset + len).map(|_| BYTES[rng.below(BYTES.len())]).collect();
                 for from in [0, 1, 2, 3, len / 2, len.saturating_sub(33), len.saturating_sub(32), len] {
                     for k in kernels() {

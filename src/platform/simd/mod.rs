@@ -407,8 +407,8 @@ mod tests {
         let spellings: [&[u8; 4]; 4] = [b"urn:", b"URN:", b"uRn:", b"UrN:"];
         let mut buf = vec![b'x'; 64 + 200];
         for f in finders() {
-            let offsets = if cfg!(miri) { offsets(64) } else { vec![0, 1, 3, 15, 16, 31, 33, 63] };
-            for &offset in &offsets {
+            let starts = if cfg!(miri) { offsets(64) } else { vec![0, 1, 3, 15, 16, 31, 33, 63] };
+            for &offset in &starts {
                 for len in lengths(200).skip(4) {
                     for at in positions(len - 4) {
                         let spelling = spellings[at % spellings.len()];
